@@ -1,0 +1,9 @@
+"""atencao: o código de referência do curso "Atenção causal, do produto escalar ao kernel".
+
+Cada capítulo do livro importa daqui o que um capítulo anterior já construiu;
+os testes em tests/ conferem cada peça contra o torch e contra fórmulas fechadas.
+"""
+
+from .core import attention, causal_mask, scale, scores, softmax
+
+__all__ = ["scores", "scale", "causal_mask", "softmax", "attention"]
