@@ -1,0 +1,235 @@
+"""Correção de uma entrega (um aluno, uma tarefa): o laço principal.
+
+Para cada notebook esperado da tarefa:
+
+1. lê os bytes de `submitted/`: ausente -> `missing`; não UTF-8, JSON
+   quebrado ou fora do formato -> `invalid-notebook` (nota 0, nada executa);
+2. `integrity.restore_locked_cells` (contra a versão distribuída) e
+   `integrity.static_flags`;
+3. pré-processadores do nbgrader sobre um *shard* do gradebook (cópia só deste
+   processo: o sqlite não aguenta vários nbgrader escrevendo): ClearOutput,
+   DeduplicateIds, OverwriteKernelspec, OverwriteCells (devolve os testes
+   ocultos a partir do gradebook), CheckCellMetadata;
+4. `executor.execute_notebook` na sandbox;
+5. LimitOutput e SaveAutoGrades do nbgrader (a regra de nota do nbgrader:
+   erro ou stderr numa célula de teste = 0), e as notas lidas do shard;
+6. grava `autograded/<aluno>/<tarefa>/<nb>.ipynb` e devolve um dicionário que
+   o chamador grava em `.autograder/resultados/` (a base da retomada).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import nbformat
+
+from . import integrity
+from .course import AssignmentInfo, Workspace, nbgrader_config
+from .executor import ExecSettings, execute_notebook
+
+VERSION = "1"
+# Ordem de gravidade da situação de uma linha (a primeira que aparecer vence).
+STATUS_ORDER = ["flagged", "tampered", "crashed", "timeout", "invalid-notebook", "missing", "ok"]
+
+
+def worst(statuses) -> str:
+    statuses = list(statuses)
+    for s in STATUS_ORDER:
+        if s in statuses:
+            return s
+    return "ok"
+
+
+def load_notebook(raw: bytes):
+    """(notebook, None) ou (None, motivo em português)."""
+    if len(raw) > 50 * 1024 * 1024:
+        return None, "arquivo grande demais (mais de 50 MiB)"
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        return None, f"o arquivo não está em UTF-8 (byte inválido 0x{raw[e.start]:02x} na posição {e.start})"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        return None, f"JSON inválido (linha {e.lineno}, coluna {e.colno}: {e.msg})"
+    if not isinstance(data, dict) or not isinstance(data.get("cells", data.get("worksheets")), list):
+        return None, "não é um notebook do Jupyter (falta a lista de células)"
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as e:  # noqa: BLE001
+        return None, f"notebook ilegível pelo nbformat: {type(e).__name__}: {str(e)[:200]}"
+    for i, cell in enumerate(nb.cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):
+            return None, f"célula {i + 1} com tipo inválido"
+        if not isinstance(cell.get("source", ""), str):
+            return None, f"célula {i + 1} sem texto válido"
+        if cell.cell_type == "code":        # saídas serão refeitas: não precisam ser válidas
+            cell.outputs, cell.execution_count = [], None
+        if not isinstance(cell.get("metadata"), dict):
+            cell.metadata = nbformat.NotebookNode()
+    try:
+        from nbformat.validator import normalize
+        _, fixed = normalize(nb, strip_invalid_metadata=True)   # ids repetidos, metadados inválidos
+        nb = nbformat.from_dict(fixed)
+        nbformat.validate(nb)
+    except Exception as e:  # noqa: BLE001
+        return None, f"notebook fora do formato nbformat 4: {str(e).splitlines()[0][:200]}"
+    return nb, None
+
+
+def _run_nbgrader(preprocessors, nb, resources, config):
+    for cls in preprocessors:
+        pp = cls(config=config)
+        pp.log.setLevel(logging.ERROR)
+        nb, resources = pp.preprocess(nb, resources)
+    return nb, resources
+
+
+def _zero_cells(info: AssignmentInfo, name: str) -> list[dict]:
+    return [{**c, "score": 0.0, "needs_manual": False, "visible_passed": None, "hidden_passed": None}
+            for c in info.cells[name]]
+
+
+def pick_notebook(files: dict[str, bytes], name: str, expected: list[str]) -> tuple[bytes | None, str | None]:
+    """Os bytes do notebook `name`; aceita um único .ipynb com outro nome (renomeado)."""
+    if f"{name}.ipynb" in files:
+        return files[f"{name}.ipynb"], None
+    nbs = [k for k in files if k.endswith(".ipynb") and "/" not in k
+           and k[:-6] not in expected]
+    if len(expected) == 1 and len(nbs) == 1:
+        return files[nbs[0]], f"notebook com outro nome ({nbs[0]}) usado como {name}.ipynb"
+    if nbs:
+        return None, f"{name}.ipynb não encontrado (veio: {', '.join(sorted(nbs))})"
+    return None, None
+
+
+def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name: str, raw: bytes | None,
+                   other_files: dict[str, bytes], shard_url: str, timestamp: datetime | None,
+                   settings: ExecSettings) -> dict:
+    a = info.name
+    res = {"notebook": name, "status": "ok", "details": [], "flags": [], "notes": [],
+           "cells": _zero_cells(info, name), "seconds": 0.0}
+    out_dir = ws.autograded(student, a)
+    out_nb = out_dir / f"{name}.ipynb"
+    out_nb.unlink(missing_ok=True)
+    if raw is None:
+        res["status"] = "missing"
+        res["details"].append(f"{name}.ipynb não foi entregue")
+        return res
+    nb, err = load_notebook(raw)
+    if nb is None:
+        res["status"] = "invalid-notebook"
+        res["details"].append(f"{name}.ipynb: {err}")
+        return res
+
+    nb, issues = integrity.restore_locked_cells(nb, info.release[name])
+    for it in issues:
+        (res["details"] if it.kind == "tampered" else res["notes"]).append(it.message)
+    tampered = any(it.kind == "tampered" for it in issues)
+    res["flags"] += integrity.static_flags(nb)
+
+    from nbgrader.api import Gradebook
+    from nbgrader.preprocessors import (CheckCellMetadata, ClearOutput, DeduplicateIds,
+                                        LimitOutput, OverwriteCells, OverwriteKernelspec,
+                                        SaveAutoGrades)
+    config = nbgrader_config(ws.root, shard_url)
+    with Gradebook(shard_url) as gb:
+        gb.update_or_create_student(student)
+        ts = timestamp.astimezone(timezone.utc).replace(tzinfo=None) if timestamp else None
+        gb.update_or_create_submission(a, student, timestamp=ts)
+    resources = {"nbgrader": {"student": student, "assignment": a, "notebook": name,
+                              "db_url": shard_url}}
+    nb, resources = _run_nbgrader([ClearOutput, DeduplicateIds, OverwriteKernelspec,
+                                   OverwriteCells, CheckCellMetadata], nb, resources, config)
+
+    # pasta do kernel: arquivos do aluno e, por cima, os da versão distribuída
+    run_dir = ws.run_dir(student, a, name)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    (run_dir / "trabalho").mkdir(parents=True)
+    (run_dir / "home").mkdir()
+    run_dir.chmod(0o755)
+    for rel, data in other_files.items():
+        if rel.endswith(".ipynb"):
+            continue
+        p = run_dir / "trabalho" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    for f in ws.release(a).rglob("*"):
+        if f.is_file() and f.suffix != ".ipynb":
+            p = run_dir / "trabalho" / f.relative_to(ws.release(a))
+            p.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, p)
+    mpl = ws.state / "mplcache"
+    if mpl.is_dir():
+        shutil.copytree(mpl, run_dir / "home" / ".matplotlib")
+
+    protected, _, used_builtins = integrity.locked_code_facts(nb)
+    outcome = asyncio.run(execute_notebook(
+        nb, run_dir=run_dir, kernel_dirs=[str(ws.kernels_dir)], settings=settings,
+        watch_names=sorted(protected | used_builtins), used_builtins=used_builtins))
+    shutil.rmtree(run_dir, ignore_errors=True)
+    res["seconds"] = round(outcome.seconds, 3)
+    res["details"] += outcome.details
+    res["flags"] += outcome.flags
+
+    nb, resources = _run_nbgrader([LimitOutput, SaveAutoGrades], nb, resources, config)
+    cells = []
+    parts_by_id = {integrity.grade_id(c): c.metadata.get("autograder", {}).get("parts")
+                   for c in nb.cells if integrity.grade_id(c)}
+    with Gradebook(shard_url) as gb:
+        for c in info.cells[name]:
+            g = gb.find_grade(c["grade_id"], name, a, student)
+            parts = parts_by_id.get(c["grade_id"]) or []
+            vis = [p["passed"] for p in parts if p["hidden"] is False]
+            hid = [p["passed"] for p in parts if p["hidden"] is True]
+            cells.append({**c, "score": g.auto_score, "needs_manual": bool(g.needs_manual_grade),
+                          "visible_passed": all(vis) if vis else None,
+                          "hidden_passed": all(hid) if hid else None})
+    res["cells"] = cells
+    statuses = [outcome.status]
+    if tampered:
+        statuses.append("tampered")
+    if res["flags"]:
+        statuses.append("flagged")
+    res["status"] = worst(statuses)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out_nb)
+    return res
+
+
+def grade_job(ws: Workspace, info: AssignmentInfo, job: dict, shard_url: str,
+              settings: ExecSettings) -> dict:
+    """job: {student, assignment, key, timestamp}. Lê os arquivos de submitted/."""
+    student, a = job["student"], info.name
+    sdir = ws.submitted(student, a)
+    files = {}
+    if sdir.is_dir():
+        files = {str(p.relative_to(sdir)): p.read_bytes() for p in sorted(sdir.rglob("*"))
+                 if p.is_file() and p.name != "timestamp.txt"}
+    ts = datetime.fromisoformat(job["timestamp"]) if job.get("timestamp") else None
+    result = {"student": student, "assignment": a, "key": job["key"], "version": VERSION,
+              "timestamp": job.get("timestamp"), "notebooks": []}
+    for name in info.notebooks:
+        raw, note = pick_notebook(files, name, info.notebooks)
+        others = {k: v for k, v in files.items() if not k.endswith(".ipynb")}
+        r = grade_notebook(ws, info, student, name, raw, others, shard_url, ts, settings)
+        if note:
+            (r["notes"] if raw is not None else r["details"]).append(note)
+        result["notebooks"].append(r)
+    nbs = result["notebooks"]
+    result["status"] = worst(r["status"] for r in nbs) if nbs else "missing"
+    if nbs and all(r["status"] == "missing" for r in nbs):
+        result["status"] = "missing"
+    result["details"] = [d for r in nbs for d in r["details"]]
+    result["flags"] = [f for r in nbs for f in r["flags"]]
+    result["notes"] = [n for r in nbs for n in r["notes"]]
+    result["auto_score"] = sum((c["score"] or 0.0) for r in nbs for c in r["cells"])
+    result["max_score"] = sum(c["max_score"] for r in nbs for c in r["cells"])
+    result["seconds"] = round(sum(r["seconds"] for r in nbs), 3)
+    return copy.deepcopy(result)
