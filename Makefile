@@ -12,7 +12,6 @@ APT_STAMP := .cache/.apt-instalado
 PORT ?= 8000
 JOBS ?= 2
 export PYTHONHASHSEED := 0
-export MPLBACKEND := Agg
 export OMP_NUM_THREADS ?= 2
 # O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1

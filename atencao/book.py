@@ -3,8 +3,9 @@
     from atencao.book import texto
     texto("n_pontuacoes", fmt_int(1024 * 1024))   # no texto: {glue:text}`n_pontuacoes`
 
-`glue` de uma str mostra aspas no texto; `texto` cola um objeto cuja
-representação é a própria string, sem aspas.
+Os números são formatados à brasileira (vírgula decimal, ponto de milhar)
+antes de colar; colamos a str (o {glue:text} tira as aspas com literal_eval,
+e '1,22' continua str — um objeto com repr 1,22 viraria a tupla (1, 22)).
 """
 
 from __future__ import annotations
@@ -12,16 +13,8 @@ from __future__ import annotations
 from myst_nb import glue
 
 
-class _Texto:
-    def __init__(self, s: str):
-        self.s = s
-
-    def __repr__(self) -> str:
-        return self.s
-
-
 def texto(nome: str, valor) -> str:
     """Cola `valor` (já formatado) sob `nome` para uso com {glue:text}`nome`."""
     s = str(valor)
-    glue(nome, _Texto(s), display=False)
+    glue(nome, s, display=False)
     return s

@@ -6,10 +6,8 @@ Os capítulos importam daqui em vez de repetir código de gráfico.
 from __future__ import annotations
 
 import matplotlib
-
-matplotlib.use("Agg")  # o livro é construído sem tela
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 # Paleta e tamanhos comuns a todas as figuras do livro.
 STYLE = {

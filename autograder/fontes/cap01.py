@@ -202,3 +202,10 @@ def build() -> Notebook:
         points=2,
     )
     return nb
+
+
+# Resposta plausível e errada (usada nos testes do pipeline): `.T` inverte
+# TODAS as dimensões de um tensor com lote, não só as duas últimas.
+ERRADO = {
+    "scores": "def scores(q, k):\n    return q @ k.T\n",
+}
