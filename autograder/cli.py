@@ -144,10 +144,28 @@ def cmd_grade(args) -> int:
 
 
 def cmd_release(args) -> int:
-    from .release import release
-    return release(check=args.verificar)
+    """`make release` (autograder/release.py), ou só a comparação com --verificar."""
+    from . import release
+    if not args.verificar:
+        return release.main([])
+    import tempfile
+    slugs = release.assignments()
+    with tempfile.TemporaryDirectory(prefix="autograder-verifica-") as tmp:
+        fresh = release.generate(slugs, out_root=Path(tmp))
+        bad = [p.relative_to(tmp) for p in fresh
+               if not (release.ROOT / p.relative_to(tmp)).exists()
+               or (release.ROOT / p.relative_to(tmp)).read_bytes() != p.read_bytes()]
+    if bad:
+        print("exercises/ difere de uma geração nova (rode `make release`): "
+              + ", ".join(map(str, bad)), file=sys.stderr)
+        return 1
+    print(f"exercises/ confere com solutions/ ({len(slugs)} tarefa(s))")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    import os
+    # o nbgrader chama `alembic` pelo PATH ao criar um gradebook
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     args = build_parser().parse_args(argv)
     return {"grade": cmd_grade, "release": cmd_release}[args.command](args)

@@ -36,18 +36,27 @@ from . import integrity
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Textos que o nbgrader põe no lugar das soluções (mesmos no `release` e na correção).
-CODE_STUB = '# SUA SOLUÇÃO AQUI\nraise NotImplementedError("Complete esta parte.")'
-TEXT_STUB = "SUA RESPOSTA AQUI"
+
+
+def repo_config() -> Config:
+    """O nbgrader_config.py do repositório (textos no lugar das soluções, marcadores):
+    a versão do aluno gerada no workspace tem de ser a mesma de `make release`."""
+    from traitlets.config.loader import PyFileConfigLoader
+    f = REPO / "nbgrader_config.py"
+    if not f.exists():
+        return Config()
+    return PyFileConfigLoader(f.name, path=str(f.parent)).load_config()
 
 
 def nbgrader_config(root: Path, db_url: str | None = None) -> Config:
+    """Configuração do repositório, com o layout padrão de um curso em `root`."""
     c = Config()
+    c.merge(repo_config())
     c.CourseDirectory.root = str(root)
+    c.CourseDirectory.source_directory = "source"
+    c.CourseDirectory.release_directory = "release"
     if db_url:
         c.CourseDirectory.db_url = db_url
-    c.ClearSolutions.code_stub = {"python": CODE_STUB}
-    c.ClearSolutions.text_stub = TEXT_STUB
     c.OverwriteCells.add_missing_cells = True
     return c
 
@@ -115,8 +124,13 @@ class Workspace:
     def result_path(self, s: str, a: str) -> Path:
         return self.state / "resultados" / a / f"{s}.json"
 
-    def run_dir(self, s: str, a: str, nb: str) -> Path:
-        return self.state / "kernels" / f"{s}--{a}--{nb}"
+    def run_dir(self) -> Path:
+        """Pasta nova e curta para um kernel (sockets Unix: caminho < 108 bytes)."""
+        import tempfile
+        base = os.environ.get("TMPDIR", "/tmp")
+        if len(base) > 40 or not os.path.isdir(base):
+            base = "/tmp"
+        return Path(tempfile.mkdtemp(prefix="ag-", dir=base))
 
     @property
     def kernels_dir(self) -> Path:
@@ -144,12 +158,15 @@ class Workspace:
         self.root.mkdir(parents=True, exist_ok=True)
         self.state.mkdir(exist_ok=True)
         cfg_file = self.root / "nbgrader_config.py"
-        if not cfg_file.exists():
+        repo_cfg = REPO / "nbgrader_config.py"
+        if not cfg_file.exists() and repo_cfg.exists():
             cfg_file.write_text(
-                "# Gerado por `python -m autograder`: o workspace é um curso do nbgrader.\n"
-                "c = get_config()  # noqa\n"
-                f"c.ClearSolutions.code_stub = {{'python': {CODE_STUB!r}}}\n"
-                f"c.ClearSolutions.text_stub = {TEXT_STUB!r}\n", encoding="utf-8")
+                "# Gerado por `python -m autograder`: o workspace é um curso do nbgrader\n"
+                "# (use o formgrader daqui para as respostas escritas).\n"
+                f"c = get_config()  # noqa\nload_subconfig({str(repo_cfg)!r})  # noqa\n"
+                "c.CourseDirectory.root = __import__('os').path.dirname(__import__('os').path.abspath(__file__))\n"
+                "c.CourseDirectory.source_directory = 'source'\n"
+                "c.CourseDirectory.release_directory = 'release'\n", encoding="utf-8")
         known_file = self.state / "fontes.json"
         known = json.loads(known_file.read_text()) if known_file.exists() else {}
         todo = []

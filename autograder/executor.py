@@ -104,51 +104,52 @@ def _is_instructor_code(cell) -> bool:
     return cell.cell_type == "code" and integrity._is_locked(cell)
 
 
-class _Run:
-    def __init__(self, nb, run_dir: Path, kernel_dirs: list[str], settings: ExecSettings,
-                 watch_names: list[str], used_builtins: set[str]):
-        self.nb = nb
+class SandboxKernel:
+    """Um kernel iniciado na sandbox, com a sua pasta (trabalho/, home/, sockets).
+
+    Pode ser iniciado antes da hora (enquanto o notebook anterior roda) e já
+    com os módulos das células travadas importados (`warm`): importar o torch
+    leva segundos e não depende do aluno. A importação roda num dicionário
+    descartável, então nenhum nome aparece no notebook; só `sys.modules` muda."""
+
+    def __init__(self, run_dir: Path, kernel_dirs: list[str]):
         self.run_dir = run_dir
-        self.s = settings
-        self.used_builtins = used_builtins
-        self.probe_src = integrity.probe_code(watch_names)
-        self.outcome = ExecOutcome()
         self.km = AsyncKernelManager(
             kernel_name=KERNEL_NAME,
             kernel_spec_manager=KernelSpecManager(kernel_dirs=kernel_dirs),
-            transport="ipc", ip=str(run_dir / "ipc"))
+            transport="ipc", ip=str(run_dir / "k"))
         self.km.connection_file = str(run_dir / "conexao.json")
         self.kc = None
-        # o nbclient grava a célula executada em nb.cells[i]; damos a ele um
-        # notebook de rascunho para que as partes não substituam a célula real
-        scratch = nbformat.v4.new_notebook()
-        scratch.cells = [None] * len(nb.cells)
-        self.client = NotebookClient(scratch, km=self.km, allow_errors=True, record_timing=False,
-                                     timeout=int(settings.cell_timeout))
-        self.deadline = 0.0
-        self.dead = False
-        self.baseline: dict | None = None
-        self._flagged: set[str] = set()
 
-    # -- kernel ---------------------------------------------------------------
-    async def start(self):
+    async def start(self, startup_timeout: float = 60.0, warm: list[str] | None = None):
         log = open(self.run_dir / "kernel.log", "wb")
         try:
             await self.km.start_kernel(cwd=str(self.run_dir / "trabalho"), stdout=log, stderr=log)
             self.kc = self.km.client()
             self.kc.start_channels()
-            await self.kc.wait_for_ready(timeout=self.s.startup_timeout)
+            await self.kc.wait_for_ready(timeout=startup_timeout)
         except Exception as e:  # noqa: BLE001
-            await self.stop()
+            await self.shutdown()
             tail = (self.run_dir / "kernel.log").read_text(errors="replace")[-800:]
             raise KernelStartError(f"o kernel da sandbox não iniciou: {e}\n{tail}") from e
         finally:
             log.close()
         self.kc.allow_stdin = False
-        self.client.kc = self.kc
-        self.client.reset_execution_trackers()
+        if warm:
+            code = "".join(f"try:\n    exec({f'import {m}'!r}, {{}})\nexcept Exception:\n    pass\n"
+                           for m in warm)
+            msg_id = self.kc.execute(code, silent=True, store_history=False)
+            end = time.monotonic() + startup_timeout
+            while time.monotonic() < end:
+                try:
+                    msg = await self.kc.shell_channel.get_msg(timeout=end - time.monotonic())
+                except Empty:
+                    break
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    break
+        return self
 
-    async def stop(self):
+    async def shutdown(self):
         try:
             if self.kc is not None:
                 self.kc.stop_channels()
@@ -160,6 +161,31 @@ class _Run:
             await self.km.cleanup_resources()
         except Exception:  # noqa: BLE001
             pass
+
+
+class _Run:
+    def __init__(self, nb, kernel: SandboxKernel, settings: ExecSettings,
+                 watch_names: list[str], used_builtins: set[str]):
+        self.nb = nb
+        self.kernel = kernel
+        self.s = settings
+        self.used_builtins = used_builtins
+        self.probe_src = integrity.probe_code(watch_names)
+        self.outcome = ExecOutcome()
+        self.km = kernel.km
+        self.kc = kernel.kc
+        # o nbclient grava a célula executada em nb.cells[i]; damos a ele um
+        # notebook de rascunho para que as partes não substituam a célula real
+        scratch = nbformat.v4.new_notebook()
+        scratch.cells = [None] * len(nb.cells)
+        self.client = NotebookClient(scratch, km=self.km, allow_errors=True, record_timing=False,
+                                     timeout=int(settings.cell_timeout))
+        self.client.kc = self.kc
+        self.client.reset_execution_trackers()
+        self.deadline = 0.0
+        self.dead = False
+        self.baseline: dict | None = None
+        self._flagged: set[str] = set()
 
     async def _wait_reply(self, msg_id: str, timeout: float):
         end = time.monotonic() + timeout
@@ -247,13 +273,12 @@ class _Run:
     async def execute(self) -> ExecOutcome:
         t0 = time.monotonic()
         self.deadline = t0 + self.s.notebook_timeout
-        await self.start()
         try:
             await self._execute_cells()
             if not self.dead:
                 await self.check("fim do notebook")
         finally:
-            await self.stop()
+            await self.kernel.shutdown()
         self.outcome.seconds = time.monotonic() - t0
         self.outcome.flags = list(dict.fromkeys(self.outcome.flags))
         return self.outcome
@@ -331,9 +356,9 @@ class _Run:
                     self.baseline = snap
 
 
-async def execute_notebook(nb, *, run_dir: Path, kernel_dirs: list[str], settings: ExecSettings,
+async def execute_notebook(nb, kernel: SandboxKernel, settings: ExecSettings,
                            watch_names: list[str] | None = None,
                            used_builtins: set[str] | None = None) -> ExecOutcome:
-    """Executa `nb` (alterando suas saídas) e devolve a situação da execução."""
-    run = _Run(nb, run_dir, kernel_dirs, settings, watch_names or [], used_builtins or set())
+    """Executa `nb` (alterando suas saídas) no kernel já iniciado, que é encerrado no fim."""
+    run = _Run(nb, kernel, settings, watch_names or [], used_builtins or set())
     return await run.execute()

@@ -31,7 +31,7 @@ import nbformat
 
 from . import integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
-from .executor import ExecSettings, execute_notebook
+from .executor import ExecSettings, SandboxKernel, execute_notebook
 
 VERSION = "1"
 # Ordem de gravidade da situação de uma linha (a primeira que aparecer vence).
@@ -109,9 +109,102 @@ def pick_notebook(files: dict[str, bytes], name: str, expected: list[str]) -> tu
     return None, None
 
 
-def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name: str, raw: bytes | None,
-                   other_files: dict[str, bytes], shard_url: str, timestamp: datetime | None,
-                   settings: ExecSettings) -> dict:
+def warm_modules(release_nb) -> list[str]:
+    """Módulos importados pelas células travadas (pré-importados no kernel)."""
+    mods: list[str] = []
+    for cell in release_nb.cells:
+        if cell.cell_type != "code" or not integrity._is_locked(cell):
+            continue
+        tree = integrity._parse(cell.source)
+        if tree is None:
+            continue
+        for node in tree.body:
+            if isinstance(node, __import__("ast").Import):
+                mods += [a.name for a in node.names]
+            elif isinstance(node, __import__("ast").ImportFrom) and node.module and node.level == 0:
+                mods.append(node.module)
+    return list(dict.fromkeys(mods))
+
+
+def load_files(ws: Workspace, student: str, a: str) -> dict[str, bytes]:
+    sdir = ws.submitted(student, a)
+    if not sdir.is_dir():
+        return {}
+    return {str(p.relative_to(sdir)): p.read_bytes() for p in sorted(sdir.rglob("*"))
+            if p.is_file() and p.name != "timestamp.txt"}
+
+
+def prepare_run_dir(ws: Workspace, a: str, files: dict[str, bytes]) -> Path:
+    """Pasta do kernel: arquivos do aluno (menos notebooks) e, por cima, os da versão distribuída."""
+    run_dir = ws.run_dir()
+    (run_dir / "trabalho").mkdir(parents=True)
+    (run_dir / "home").mkdir()
+    run_dir.chmod(0o755)
+    for rel, data in files.items():
+        if rel.endswith(".ipynb"):
+            continue
+        p = run_dir / "trabalho" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    for f in ws.release(a).rglob("*"):
+        if f.is_file() and f.suffix != ".ipynb":
+            p = run_dir / "trabalho" / f.relative_to(ws.release(a))
+            p.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, p)
+    mpl = ws.state / "mplcache"
+    if mpl.is_dir():
+        shutil.copytree(mpl, run_dir / "home" / ".matplotlib")
+    return run_dir
+
+
+class KernelPool:
+    """Kernels iniciados com antecedência: enquanto um notebook roda, o kernel do
+    próximo (com a pasta dele) já sobe e importa os módulos da tarefa."""
+
+    def __init__(self, ws: Workspace, settings: ExecSettings):
+        self.ws = ws
+        self.settings = settings
+        self.warm: dict[tuple, asyncio.Future] = {}
+
+    def _launch(self, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> asyncio.Future:
+        run_dir = prepare_run_dir(self.ws, info.name, files)
+        k = SandboxKernel(run_dir, [str(self.ws.kernels_dir)])
+        fut = asyncio.ensure_future(k.start(self.settings.startup_timeout,
+                                            warm_modules(info.release[name])))
+        fut.run_dir = run_dir        # para limpar mesmo se o início falhar
+        return fut
+
+    def prefetch(self, key: tuple, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> None:
+        if key not in self.warm:
+            self.warm[key] = self._launch(info, name, files)
+
+    async def take(self, key: tuple, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> SandboxKernel:
+        fut = self.warm.pop(key, None) or self._launch(info, name, files)
+        try:
+            return await fut
+        except BaseException:
+            shutil.rmtree(fut.run_dir, ignore_errors=True)
+            raise
+
+    async def discard(self, key: tuple) -> None:
+        fut = self.warm.pop(key, None)
+        if fut is None:
+            return
+        try:
+            k = await fut
+            await k.shutdown()
+        except BaseException:  # noqa: BLE001 - descartando: não importa como terminou
+            pass
+        shutil.rmtree(fut.run_dir, ignore_errors=True)
+
+    async def close(self) -> None:
+        for key in list(self.warm):
+            await self.discard(key)
+
+
+async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name: str, raw: bytes | None,
+                         files: dict[str, bytes], shard_url: str, timestamp: datetime | None,
+                         settings: ExecSettings, pool: KernelPool) -> dict:
     a = info.name
     res = {"notebook": name, "status": "ok", "details": [], "flags": [], "notes": [],
            "cells": _zero_cells(info, name), "seconds": 0.0}
@@ -148,32 +241,14 @@ def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name: str,
     nb, resources = _run_nbgrader([ClearOutput, DeduplicateIds, OverwriteKernelspec,
                                    OverwriteCells, CheckCellMetadata], nb, resources, config)
 
-    # pasta do kernel: arquivos do aluno e, por cima, os da versão distribuída
-    run_dir = ws.run_dir(student, a, name)
-    shutil.rmtree(run_dir, ignore_errors=True)
-    (run_dir / "trabalho").mkdir(parents=True)
-    (run_dir / "home").mkdir()
-    run_dir.chmod(0o755)
-    for rel, data in other_files.items():
-        if rel.endswith(".ipynb"):
-            continue
-        p = run_dir / "trabalho" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    for f in ws.release(a).rglob("*"):
-        if f.is_file() and f.suffix != ".ipynb":
-            p = run_dir / "trabalho" / f.relative_to(ws.release(a))
-            p.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(f, p)
-    mpl = ws.state / "mplcache"
-    if mpl.is_dir():
-        shutil.copytree(mpl, run_dir / "home" / ".matplotlib")
-
     protected, _, used_builtins = integrity.locked_code_facts(nb)
-    outcome = asyncio.run(execute_notebook(
-        nb, run_dir=run_dir, kernel_dirs=[str(ws.kernels_dir)], settings=settings,
-        watch_names=sorted(protected | used_builtins), used_builtins=used_builtins))
-    shutil.rmtree(run_dir, ignore_errors=True)
+    kernel = await pool.take((student, a, name), info, name, files)
+    try:
+        outcome = await execute_notebook(nb, kernel, settings,
+                                         watch_names=sorted(protected | used_builtins),
+                                         used_builtins=used_builtins)
+    finally:
+        shutil.rmtree(kernel.run_dir, ignore_errors=True)
     res["seconds"] = round(outcome.seconds, 3)
     res["details"] += outcome.details
     res["flags"] += outcome.flags
@@ -203,22 +278,30 @@ def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name: str,
     return res
 
 
-def grade_job(ws: Workspace, info: AssignmentInfo, job: dict, shard_url: str,
-              settings: ExecSettings) -> dict:
-    """job: {student, assignment, key, timestamp}. Lê os arquivos de submitted/."""
+def tasks_of(info: AssignmentInfo, job: dict) -> list[tuple]:
+    return [(job["student"], info.name, n) for n in info.notebooks]
+
+
+async def grade_job(ws: Workspace, info: AssignmentInfo, job: dict, shard_url: str,
+                    settings: ExecSettings, pool: KernelPool, upcoming=None) -> dict:
+    """job: {student, assignment, key, timestamp}. Lê os arquivos de submitted/.
+
+    upcoming(): a próxima tarefa (chave, info, notebook, arquivos) a pré-aquecer, ou None."""
     student, a = job["student"], info.name
-    sdir = ws.submitted(student, a)
-    files = {}
-    if sdir.is_dir():
-        files = {str(p.relative_to(sdir)): p.read_bytes() for p in sorted(sdir.rglob("*"))
-                 if p.is_file() and p.name != "timestamp.txt"}
+    files = load_files(ws, student, a)
     ts = datetime.fromisoformat(job["timestamp"]) if job.get("timestamp") else None
     result = {"student": student, "assignment": a, "key": job["key"], "version": VERSION,
               "timestamp": job.get("timestamp"), "notebooks": []}
-    for name in info.notebooks:
+    for i, name in enumerate(info.notebooks):
         raw, note = pick_notebook(files, name, info.notebooks)
-        others = {k: v for k, v in files.items() if not k.endswith(".ipynb")}
-        r = grade_notebook(ws, info, student, name, raw, others, shard_url, ts, settings)
+        nxt = ((student, a, info.notebooks[i + 1]), info, info.notebooks[i + 1], files) \
+            if i + 1 < len(info.notebooks) else (upcoming() if upcoming else None)
+        if nxt is not None:
+            pool.prefetch(*nxt)
+        try:
+            r = await grade_notebook(ws, info, student, name, raw, files, shard_url, ts, settings, pool)
+        finally:
+            await pool.discard((student, a, name))     # não precisou de kernel (ausente, inválido)
         if note:
             (r["notes"] if raw is not None else r["details"]).append(note)
         result["notebooks"].append(r)

@@ -299,48 +299,78 @@ def _run_workers(ws, opts, infos, todo, students, summary):
     stop = threading.Event()
     workers: list[_Worker] = []
 
+    attempts: dict[tuple, int] = {}
+
     def serve(k: int):
+        """Um processo de correção: até 2 entregas enviadas (a 2ª é pré-aquecida)."""
         shard = shards / f"shard-{k}.db"
         shutil.copy(ws.db_path, shard)
         w = _Worker(k, {**base_args, "shard": str(shard)}, logs / f"worker-{k}.log")
         workers.append(w)
         w.start()
-        try:
-            while not stop.is_set():
+        inflight: list[dict] = []
+
+        def refill():
+            while len(inflight) < 2 and not stop.is_set():
                 try:
                     job = jobs_q.get_nowait()
                 except queue.Empty:
-                    break
+                    return
+                w.send(job)
+                inflight.append(job)
+
+        def failed(job, error):
+            key = (job["student"], job["assignment"])
+            attempts[key] = attempts.get(key, 0) + 1
+            if attempts[key] < 2:
+                jobs_q.put(job)                 # mais uma chance, num processo novo
+            else:
+                done_q.put({"ok": False, "student": job["student"], "assignment": job["assignment"],
+                            "error": error})
+
+        def restart(requeue):
+            w.kill()
+            for j in requeue:
+                jobs_q.put(j)
+            inflight.clear()
+            if not stop.is_set():
+                w.start()
+
+        try:
+            refill()
+            while inflight and not stop.is_set():
+                job = inflight[0]
                 info = infos[job["assignment"]]
-                limit = (opts.settings.notebook_timeout + opts.settings.startup_timeout + 60) \
+                limit = (opts.settings.notebook_timeout + 2 * opts.settings.startup_timeout + 60) \
                     * max(1, len(info.notebooks))
-                reply = None
-                for attempt in (1, 2):
-                    try:
-                        w.send(job)
-                        reply = w.recv(limit)
-                    except (EOFError, BrokenPipeError, OSError):
-                        reply = {"ok": False, "infra": False, "student": job["student"],
-                                 "assignment": job["assignment"],
-                                 "error": f"o processo de correção {k} morreu"}
-                        w.kill()
-                        if stop.is_set():
-                            return
-                        w.start()
-                        continue
-                    if reply is None:            # relógio externo: processo travado
-                        w.kill()
-                        if stop.is_set():
-                            return
-                        write_result(ws.result_path(job["student"], job["assignment"]),
-                                     _watchdog_result(job, info.cells, limit))
-                        reply = {"ok": True, "student": job["student"], "assignment": job["assignment"],
-                                 "status": "timeout"}
-                        w.start()
-                        break
-                    if reply.get("ok") or reply.get("infra"):
-                        break
-                done_q.put(reply)
+                try:
+                    reply = w.recv(limit)
+                except (EOFError, OSError, ValueError):
+                    if stop.is_set():
+                        return
+                    restart(inflight[1:])
+                    failed(job, f"o processo de correção {k} morreu (veja {w.log_path})")
+                    refill()
+                    continue
+                if reply is None:            # relógio externo: processo travado
+                    if stop.is_set():
+                        return
+                    write_result(ws.result_path(job["student"], job["assignment"]),
+                                 _watchdog_result(job, info.cells, limit))
+                    restart(inflight[1:])
+                    done_q.put({"ok": True, "student": job["student"], "assignment": job["assignment"],
+                                "status": "timeout"})
+                    refill()
+                    continue
+                inflight.pop(0)
+                if reply.get("ok") or reply.get("infra"):
+                    done_q.put(reply)
+                else:
+                    failed(job, reply.get("error", ""))
+                refill()
+        except (BrokenPipeError, OSError):
+            if not stop.is_set():
+                raise
         finally:
             w.stop()
 

@@ -129,7 +129,6 @@ def kernel_env(limits: Limits, home: str) -> dict[str, str]:
         "HOME": home,
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
-        "MPLBACKEND": "Agg",
         "MPLCONFIGDIR": os.path.join(home, ".matplotlib"),
         "IPYTHONDIR": os.path.join(home, ".ipython"),
         "OMP_NUM_THREADS": n,

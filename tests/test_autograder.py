@@ -1,0 +1,302 @@
+"""O corretor do professor (`python -m autograder`), pelos cenários de uma turma.
+
+A turma de fixtures (tests/fixtures/autograder/cenarios.py) tem um aluno por
+cenário: correto, errado, em branco, teste apagado, teste editado, allclose
+trocado, conferir redefinido, tentativa de ler o gabarito, laço infinito,
+laço que ignora SIGINT, os._exit, bomba de memória, JSON inválido, arquivo
+fora do UTF-8, atrasado e sem notebook. Ela é corrigida UMA vez (fixture de
+módulo, `--jobs 2`) e cada teste confere uma parte do resultado.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import nbformat
+import pytest
+
+from autograder import integrity, sandbox
+from autograder.course import Workspace
+from autograder.submissions import collect, load_deadlines, parse_time
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location(
+    "cenarios", ROOT / "tests" / "fixtures" / "autograder" / "cenarios.py")
+cenarios = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cenarios)
+
+SLUG = cenarios.SLUG
+# Limites curtos para a bateria ser rápida, com folga para importar o torch
+# (3-4 s numa máquina de 2 núcleos ocupada) dentro do limite por célula.
+LIMITS = ["--tempo-celula", "10", "--tempo-notebook", "60"]
+
+needs_bwrap = pytest.mark.skipif(not sandbox.bwrap_works()[0],
+                                 reason="bubblewrap indisponível (make apt-deps)")
+
+
+def run_cli(*args, check=True, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError(f"autograder saiu com {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def read_csv(path: Path) -> dict[str, dict]:
+    with open(path, encoding="utf-8", newline="") as f:
+        return {row["student_id"]: row for row in csv.DictReader(f)}
+
+
+def clone_prepared(ws: Workspace, dest: Path) -> Path:
+    """Workspace novo com a tarefa já gerada (pula o generate_assignment, ~5-10 s)."""
+    import shutil
+    for sub in ("source", "release"):
+        shutil.copytree(ws.root / sub, dest / sub)
+    shutil.copy(ws.db_path, dest / "gradebook.db")
+    (dest / ".autograder").mkdir()
+    shutil.copy(ws.state / "fontes.json", dest / ".autograder" / "fontes.json")
+    if (ws.state / "mplcache").is_dir():
+        shutil.copytree(ws.state / "mplcache", dest / ".autograder" / "mplcache")
+    return dest
+
+
+def git_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def turma(tmp_path_factory):
+    """Fonte, entregas e workspace da turma de fixtures, já corrigida."""
+    base = tmp_path_factory.mktemp("turma")
+    sol = base / "solucoes"
+    cenarios.build_assignment(sol)
+    ws = Workspace(base / "ws", sol)
+    release = ws.prepare([SLUG])[SLUG].release[SLUG]
+    subs = base / "entregas"
+    paths = {"solution": str(sol / SLUG / f"{SLUG}.ipynb"), "gradebook": str(ws.db_path),
+             "other_student": str(subs / "correct" / SLUG / f"{SLUG}.ipynb"),
+             "submissions": str(subs)}
+    students = cenarios.write_scenarios(release, subs, paths)
+    (ws.root / "prazos.toml").write_text(
+        f'fuso = "America/Sao_Paulo"\n[prazos]\n"{SLUG}" = "{cenarios.DEADLINE}"\n', encoding="utf-8")
+    before = git_status()
+    t0 = time.monotonic()
+    p = run_cli("grade", subs, "--workspace", ws.root, "--solucoes", sol, "--jobs", "2", *LIMITS)
+    seconds = time.monotonic() - t0
+    return {"base": base, "sol": sol, "ws": ws, "subs": subs, "students": students,
+            "grades": read_csv(ws.root / "grades.csv"), "stderr": p.stderr, "seconds": seconds,
+            "git_before": before, "paths": paths}
+
+
+# ----------------------------------------------------------------------------- cenários
+
+@needs_bwrap
+@pytest.mark.parametrize("scenario", sorted(cenarios.EXPECTED))
+def test_each_scenario_gets_its_score_and_status(turma, scenario):
+    score, status = cenarios.EXPECTED[scenario]
+    row = turma["grades"][scenario]
+    assert (float(row["score"]), row["status"]) == (score, status), row
+    assert float(row["max_score"]) == 6.0   # 5 automáticos + 1 da resposta escrita
+
+
+@needs_bwrap
+def test_one_row_per_student_and_every_other_grade_kept(turma):
+    assert sorted(turma["grades"]) == sorted(turma["students"])
+    assert all(r["assignment"] == SLUG for r in turma["grades"].values())
+
+
+@needs_bwrap
+def test_correct_answer_leaves_only_the_written_answer_for_manual_grading(turma):
+    assert turma["grades"]["correct"]["needs_manual_grade"] == "1"
+    # em branco: a resposta escrita não mudou, o nbgrader já dá zero (nada a corrigir)
+    assert turma["grades"]["blank"]["needs_manual_grade"] == "0"
+
+
+@needs_bwrap
+def test_details_explain_each_problem_in_portuguese(turma):
+    d = {k: v["details"] for k, v in turma["grades"].items()}
+    assert "test_dobro' apagada" in d["deleted-test"]
+    assert "test_dobro' editada" in d["edited-test"] and "points" in d["edited-test"]
+    assert "numpy.allclose" in d["patched-allclose"] and "torch.allclose" in d["patched-allclose"]
+    assert "conferir" in d["redefined-conferir"]
+    assert "não atendeu à interrupção" in d["sigint-ignoring"]
+    assert "kernel morreu" in d["os-exit"]
+    assert "memória esgotada" in d["memory-bomb"]
+    assert "JSON inválido" in d["invalid-json"]
+    assert "UTF-8" in d["non-utf8"]
+    assert "não foi entregue" in d["missing"]
+
+
+@needs_bwrap
+def test_late_is_judged_in_the_deadline_time_zone(turma):
+    late, on_time = turma["grades"]["late"], turma["grades"]["correct"]
+    # 00:29 em São Paulo é 30 min depois de 23:59 (lido como UTC, estaria no prazo)
+    assert (late["late"], late["late_minutes"]) == ("true", "30")
+    assert late["submitted_at"] == "2025-03-11T00:29:00-03:00"
+    assert (on_time["late"], on_time["late_minutes"]) == ("false", "0")
+    assert turma["grades"]["wrong"]["late"] == ""      # sem horário de entrega: não se sabe
+
+
+@needs_bwrap
+def test_questions_csv_has_visible_and_hidden_results(turma):
+    with open(turma["ws"].root / "questions.csv", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f)]
+    by = {(r["student_id"], r["grade_id"]): r for r in rows}
+    assert len(rows) == 3 * len(turma["students"])
+    assert by[("correct", "test_dobro")]["hidden_tests"] == "passed"
+    assert by[("wrong", "test_dobro")]["visible_tests"] == "failed"
+    assert by[("correct", "explique")]["needs_manual_grade"] == "true"
+
+
+# ----------------------------------------------------------------------------- sandbox
+
+@needs_bwrap
+def test_sandbox_hides_solutions_gradebook_other_students_and_network(turma):
+    nb = nbformat.read(turma["ws"].autograded("reads-solutions", SLUG) / f"{SLUG}.ipynb", as_version=4)
+    out = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert out.count("bloqueado: FileNotFoundError") == 4, out   # gabarito, gradebook, colega, pasta
+    assert "rede bloqueada" in out
+
+
+@needs_bwrap
+def test_reading_the_solutions_works_without_sandbox(turma, tmp_path):
+    """O mesmo notebook, sem sandbox, lê o gabarito: é a sandbox que o impede."""
+    one = tmp_path / "entregas"
+    (one / "reads-solutions").mkdir(parents=True)
+    os.symlink(turma["subs"] / "reads-solutions" / SLUG, one / "reads-solutions" / SLUG)
+    ws = clone_prepared(turma["ws"], tmp_path / "ws")
+    p = run_cli("grade", one, "--workspace", ws, "--solucoes", turma["sol"],
+                "--sem-sandbox", "--sem-feedback", "--sem-relatorio", *LIMITS)
+    assert "SEM sandbox" in p.stderr
+    row = read_csv(tmp_path / "ws" / "grades.csv")["reads-solutions"]
+    assert float(row["score"]) == 2.0, row          # dobro passou: leu o gabarito
+
+
+def test_refuses_to_grade_without_bubblewrap_unless_told(turma, tmp_path, monkeypatch):
+    from autograder.runner import GradeError, GradeOptions, run_grade
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    ws = Workspace(tmp_path / "ws", turma["sol"])
+    with pytest.raises(GradeError, match="bubblewrap.*--sem-sandbox"):
+        run_grade(ws, GradeOptions(submissions=turma["subs"]))
+    assert not (tmp_path / "ws" / "grades.csv").exists()
+
+
+def test_workspace_inside_the_repository_is_refused(turma):
+    p = run_cli("grade", turma["subs"], "--workspace", ROOT / "tmp-notas", "--solucoes", turma["sol"],
+                check=False)
+    assert p.returncode == 2 and "fora do repositório" in p.stderr
+    assert not (ROOT / "tmp-notas").exists()
+
+
+@needs_bwrap
+def test_nothing_is_written_into_the_repository(turma):
+    assert git_status() == turma["git_before"]
+
+
+# ----------------------------------------------------------------------------- entrada
+
+def _nb_bytes(release, answers):
+    return nbformat.writes(cenarios._solve(release, answers)).encode()
+
+
+def test_lms_zip_names_students_and_reads_naive_times_in_the_deadline_zone(turma, tmp_path):
+    release = turma["ws"].info(SLUG, "x").release[SLUG]
+    z = tmp_path / "turma.zip"
+    data = _nb_bytes(release, cenarios.CORRECT)
+    with zipfile.ZipFile(z, "w") as f:
+        f.writestr("alice.ipynb", data)
+        f.writestr(f"José da Silva_123456_assignsubmission_file_/{SLUG}.ipynb", data)
+        f.writestr(f"{SLUG}_bia_attempt_2025-03-11-00-29-00_{SLUG}.ipynb", data)
+        f.writestr(f"carla/{SLUG}/{SLUG}.ipynb", data)
+        f.writestr(f"carla/{SLUG}/timestamp.txt", "2025-03-11 02:30:00.000000 UTC")
+        f.writestr("../../fora.ipynb", data)           # nome malicioso: não sai da pasta
+        f.writestr("__MACOSX/._alice.ipynb", b"lixo")
+    tz = ZoneInfo("America/Sao_Paulo")
+    subs, warns = collect(z, {SLUG: [SLUG]}, tz, only=SLUG)
+    got = {s.student: s for s in subs}
+    assert sorted(got) == ["Jose-da-Silva", "alice", "bia", "carla", "fora"]
+    assert all(list(s.files) == [f"{SLUG}.ipynb"] for s in subs)
+    assert got["bia"].timestamp == parse_time("2025-03-11 00:29", tz)
+    assert got["carla"].timestamp.astimezone(tz).strftime("%H:%M") == "23:30"
+    dl = load_deadlines(tmp_path, [f"{SLUG}={cenarios.DEADLINE}"])
+    assert dl.late_minutes(SLUG, got["bia"].timestamp) == 30
+    assert dl.late_minutes(SLUG, got["carla"].timestamp) == 0
+
+
+def test_time_parsing_keeps_explicit_zones_and_defaults_to_the_course_zone():
+    sp = ZoneInfo("America/Sao_Paulo")
+    assert parse_time("2025-03-10 23:59", sp).utcoffset().total_seconds() == -3 * 3600
+    assert parse_time("2025-03-11T02:59:00Z", sp) == parse_time("2025-03-10 23:59", sp)
+    assert parse_time("2025-03-10 23:59:00-03:00", sp) == parse_time("2025-03-11 02:59 UTC", sp)
+    with pytest.raises(ValueError, match="horário inválido"):
+        parse_time("ontem", sp)
+    with pytest.raises(ValueError, match="TAREFA=DATA"):
+        load_deadlines(Path("/nonexistent"), ["sem-igual"])
+    with pytest.raises(ValueError, match="fuso horário desconhecido"):
+        load_deadlines(Path("/nonexistent"), [], "Marte/Olympus")
+
+
+# ----------------------------------------------------------------------------- integridade
+
+def _nb(*cells):
+    out = []
+    for src, locked in cells:
+        c = nbformat.v4.new_code_cell(src)
+        if locked:
+            c.metadata["nbgrader"] = {"grade_id": f"g{len(out)}", "locked": True, "grade": False,
+                                      "solution": False, "schema_version": 3}
+        out.append(c)
+    return nbformat.v4.new_notebook(cells=out)
+
+
+SETUP = ("import numpy as np\n\ndef conferir(a, b):\n    assert isinstance(a, np.ndarray)\n"
+         "    assert np.isclose(a, b).all()", True)
+
+
+@pytest.mark.parametrize("student, flagged", [
+    ("np.isclose = lambda *a, **k: True", True),
+    ("import numpy\nsetattr(numpy, 'isclose', max)", True),
+    ("def conferir(a, b):\n    pass", True),
+    ("isinstance = lambda *a: True", True),
+    ("import builtins\nbuiltins.isinstance = lambda *a: True", True),
+    ("def f():\n    global conferir\n    conferir = print", True),
+    ("from numpy import isclose as conferir", True),
+    # legítimos: reimportar, variável local com o mesmo nome, builtin que os testes não usam
+    ("import numpy as np\nx = np.isclose(1, 1)", False),
+    ("def f():\n    conferir = 3\n    return conferir", False),
+    ("sum = 0\nfor i in range(3):\n    sum += i", False),
+    ("%timeit np.ones(3)", False),
+])
+def test_static_check_flags_redefined_checkers_only(student, flagged):
+    nb = _nb(SETUP, (student, False))
+    assert bool(integrity.static_flags(nb)) is flagged, integrity.static_flags(nb)
+
+
+def test_restoring_puts_a_deleted_test_back_in_place(turma):
+    release = turma["ws"].info(SLUG, "x").release[SLUG]
+    nb = cenarios._solve(release, cenarios.CORRECT)
+    ids = [integrity.grade_id(c) for c in nb.cells]
+    nb.cells = [c for c in nb.cells if integrity.grade_id(c) != "test_dobro"]
+    fixed, issues = integrity.restore_locked_cells(nb, release)
+    assert [integrity.grade_id(c) for c in fixed.cells] == ids
+    assert [i.kind for i in issues] == ["tampered"]
+
+
+def test_hidden_tests_split_into_visible_and_hidden_parts():
+    from autograder.executor import split_hidden
+    src = "a = 1\n### BEGIN HIDDEN TESTS\nb = 2\n### END HIDDEN TESTS\nc = 3\n"
+    assert [(h, t.strip().splitlines()[-1]) for h, t in split_hidden(src)] == [
+        (False, "a = 1"), (True, "### END HIDDEN TESTS"), (False, "c = 3")]
