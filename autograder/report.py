@@ -65,23 +65,21 @@ def collect_rows(ws: Workspace, deadlines: Deadlines):
     """(linhas de grades.csv, linhas de questions.csv) com as notas do gradebook."""
     import warnings
 
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
+
+    from .runner import grade_rows
     warnings.filterwarnings("ignore", module="nbgrader")
     results = load_results(ws)
     grades, questions = [], []
     with Gradebook(ws.db_url) as gb:
+        manual = {k: g.manual_score for k, g in grade_rows(gb).items()}
         for r in results:
             s, a = r["student"], r["assignment"]
             score, pending = 0.0, 0.0
             for nbr in r["notebooks"]:
                 for c in nbr["cells"]:
-                    manual = None
-                    try:
-                        g = gb.find_grade(c["grade_id"], nbr["notebook"], a, s)
-                        manual = g.manual_score
-                    except MissingEntry:
-                        g = None
-                    cell_score = manual if manual is not None else c["score"]
+                    m = manual.get((s, a, nbr["notebook"], c["grade_id"]))
+                    cell_score = m if m is not None else c["score"]
                     if cell_score is None:
                         pending += c["max_score"]
                     score += cell_score or 0.0

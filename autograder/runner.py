@@ -413,32 +413,62 @@ def _run_workers(ws, opts, infos, todo, students, summary):
         t.join()
 
 
+def grade_rows(gb, assignments=None):
+    """Todas as notas do gradebook numa consulta: (aluno, tarefa, notebook, célula) -> Grade."""
+    from nbgrader.api import (Assignment, BaseCell, Grade, Notebook, Student, SubmittedAssignment,
+                              SubmittedNotebook)
+    q = (gb.db.query(Grade, BaseCell.name, Notebook.name, Assignment.name, Student.id)
+         .join(BaseCell, Grade.cell_id == BaseCell.id)
+         .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+         .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
+         .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+         .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+         .join(Student, SubmittedAssignment.student_id == Student.id))
+    if assignments is not None:
+        q = q.filter(Assignment.name.in_(list(assignments)))
+    return {(st, a, nb, cell): g for g, cell, nb, a, st in q.all()}
+
+
 def merge_into_gradebook(ws: Workspace, pairs: list[tuple[str, str]]) -> None:
     """Leva as notas automáticas dos resultados para o gradebook.db (um só escritor).
 
     Notas manuais (dadas no formgrader) ficam; a célula continua marcada para
-    revisão, como faz o SaveAutoGrades do nbgrader."""
+    revisão, como faz o SaveAutoGrades do nbgrader. Consultas em lote: a API
+    célula a célula do nbgrader levava segundos por dezena de alunos."""
     import warnings
     from datetime import datetime, timezone
 
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook, Student, SubmittedAssignment
     warnings.filterwarnings("ignore", module="nbgrader")
+    results = {}
+    for s, a in sorted(pairs):
+        rp = ws.result_path(s, a)
+        if rp.exists():
+            results[(s, a)] = json.loads(rp.read_text(encoding="utf-8"))
+    if not results:
+        return
     with Gradebook(ws.db_url) as gb:
-        for s, a in sorted(pairs):
-            rp = ws.result_path(s, a)
-            if not rp.exists():
-                continue
-            r = json.loads(rp.read_text(encoding="utf-8"))
-            gb.update_or_create_student(s)
+        students = {sid for (sid,) in gb.db.query(Student.id).all()}
+        subs = {(x.student_id, x.assignment.name): x for x in gb.db.query(SubmittedAssignment).all()}
+        for (s, a), r in results.items():
+            if s not in students:
+                gb.add_student(s)
+                students.add(s)
             ts = None
             if r.get("timestamp"):
                 ts = datetime.fromisoformat(r["timestamp"]).astimezone(timezone.utc).replace(tzinfo=None)
-            gb.update_or_create_submission(a, s, timestamp=ts)
+            sub = subs.get((s, a))
+            if sub is None:
+                gb.add_submission(a, s, timestamp=ts)
+            elif sub.timestamp != ts:
+                sub.timestamp = ts
+        gb.db.commit()
+        grades = grade_rows(gb, {a for _, a in results})
+        for (s, a), r in results.items():
             for nbr in r["notebooks"]:
                 for c in nbr["cells"]:
-                    try:
-                        g = gb.find_grade(c["grade_id"], nbr["notebook"], a, s)
-                    except MissingEntry:
+                    g = grades.get((s, a, nbr["notebook"], c["grade_id"]))
+                    if g is None:
                         continue
                     g.auto_score = c["score"]
                     g.needs_manual_grade = g.manual_score is not None or c["score"] is None
