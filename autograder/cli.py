@@ -101,7 +101,52 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--sem-relatorio", action="store_true", help="não gera o relatório com gráficos")
     g.add_argument("--sem-barra", action="store_true",
                    help="progresso em linhas de texto mesmo num terminal")
+    f = sub.add_parser("feedback", help="gera o feedback HTML de cada aluno (sem os testes ocultos)",
+                       description="Escreve feedback/<aluno>/<tarefa>/<notebook>.html no workspace, "
+                                   "com as notas do gradebook (inclusive as manuais).")
+    workspace_args(f, solucoes=False)
+    deadline_args(f)
+    f.add_argument("--refazer", action="store_true", help="refaz todos, mesmo os que não mudaram")
+
+    rp = sub.add_parser("report", help="grades.csv, questions.csv e o relatório com gráficos",
+                        description="Reescreve grades.csv e questions.csv (com as notas manuais do "
+                                    "gradebook) e relatorio/index.html.")
+    workspace_args(rp, solucoes=False)
+    deadline_args(rp)
     return p
+
+
+def _workspace_ready(args):
+    from .course import Workspace
+    from .submissions import load_deadlines
+    ws = Workspace(args.workspace)
+    if not ws.db_path.exists() or not (ws.state / "resultados").is_dir():
+        raise ValueError(f"{ws.root} não tem correções; rode `python -m autograder grade` antes")
+    return ws, load_deadlines(ws.root, args.prazo, args.fuso)
+
+
+def cmd_feedback(args) -> int:
+    from .feedback import generate_feedback
+    try:
+        ws, deadlines = _workspace_ready(args)
+    except ValueError as e:
+        print(f"erro: {e}", file=sys.stderr)
+        return 2
+    written, fresh = generate_feedback(ws, deadlines, force=args.refazer)
+    print(f"feedback em {ws.root / 'feedback'}: {written} escrito(s), {fresh} já em dia", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .report import write_report
+    try:
+        ws, deadlines = _workspace_ready(args)
+    except ValueError as e:
+        print(f"erro: {e}", file=sys.stderr)
+        return 2
+    out = write_report(ws, deadlines)
+    print(f"relatório em {out}; notas em {ws.root / 'grades.csv'}", file=sys.stderr)
+    return 0
 
 
 def cmd_grade(args) -> int:
@@ -129,6 +174,13 @@ def cmd_grade(args) -> int:
         say("\ninterrompido: o que já terminou está salvo; rode o mesmo comando para continuar.")
         return 130
     grades, _ = write_csvs(ws, deadlines)
+    if not args.sem_feedback:
+        from .feedback import generate_feedback
+        written, fresh = generate_feedback(ws, deadlines)
+        say(f"feedback em {ws.root / 'feedback'} ({written} escrito(s), {fresh} já em dia)")
+    if not args.sem_relatorio:
+        from .report import write_report
+        say(f"relatório em {write_report(ws, deadlines)}")
     counts: dict[str, int] = {}
     for row in grades:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
@@ -168,4 +220,5 @@ def main(argv: list[str] | None = None) -> int:
     # o nbgrader chama `alembic` pelo PATH ao criar um gradebook
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     args = build_parser().parse_args(argv)
-    return {"grade": cmd_grade, "release": cmd_release}[args.command](args)
+    return {"grade": cmd_grade, "release": cmd_release, "feedback": cmd_feedback,
+            "report": cmd_report}[args.command](args)

@@ -303,6 +303,58 @@ def test_hidden_tests_split_into_visible_and_hidden_parts():
         (False, "a = 1"), (True, "### END HIDDEN TESTS"), (False, "c = 3")]
 
 
+# ----------------------------------------------------------------------------- feedback e relatório
+
+def feedback_html(turma, student) -> str:
+    return (turma["ws"].feedback(student, SLUG) / f"{SLUG}.html").read_text(encoding="utf-8")
+
+
+@needs_bwrap
+def test_feedback_never_shows_hidden_tests(turma):
+    pages = sorted((turma["ws"].root / "feedback").rglob("*.html"))
+    assert len(pages) == len(turma["students"])
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert cenarios.SECRET not in text, page
+        assert "HIDDEN TESTS" not in text and "-1.5" not in text, page
+
+
+@needs_bwrap
+def test_feedback_shows_visible_results_scores_and_hidden_pass_fail(turma):
+    wrong, right = feedback_html(turma, "wrong"), feedback_html(turma, "correct")
+    assert "dobro: valores diferentes em 2 de 3 posições" in wrong      # teste visível, em português
+    assert "Testes ocultos: não rodaram" in wrong
+    assert "Testes ocultos: passaram" in right and "Nota: 5 de 6 pontos" in right
+    assert "aguardando correção manual" in right                          # a resposta escrita
+    assert "Entregue no prazo" in right
+    assert "Entregue com atraso de 30 min" in feedback_html(turma, "late")
+
+
+@needs_bwrap
+def test_feedback_explains_problems_without_revealing_the_flags(turma):
+    assert "JSON inválido" in feedback_html(turma, "invalid-json")
+    assert "não foi entregue" in feedback_html(turma, "missing")
+    assert "apagada (restaurada)" in feedback_html(turma, "deleted-test")
+    flagged = feedback_html(turma, "patched-allclose")
+    assert "em revisão pelo professor" in flagged and "allclose` foi trocado" not in flagged
+
+
+@needs_bwrap
+def test_report_has_plots_and_lists_every_row_needing_attention(turma):
+    page = (turma["ws"].root / "relatorio" / "index.html").read_text(encoding="utf-8")
+    assert page.count('src="data:image/png;base64,') == 2
+    assert 'alt="Histogramas das notas de cada tarefa"' in page
+    assert "Pedem atenção (12)" in page        # 11 situações diferentes de ok + o atrasado
+    for s, (_, status) in cenarios.EXPECTED.items():
+        if status != "ok":
+            assert f"<td>{s}</td>" in page, s
+
+
+def test_report_command_without_grading_says_what_to_do(tmp_path):
+    p = run_cli("report", "--workspace", tmp_path, check=False)
+    assert p.returncode == 2 and "rode `python -m autograder grade` antes" in p.stderr
+
+
 # ----------------------------------------------------------------------------- retomada e paralelo
 
 @needs_bwrap
@@ -313,23 +365,26 @@ def test_grading_twice_gives_the_same_csv_without_regrading(turma):
                 "--jobs", "2", *LIMITS)
     n = len(turma["students"])
     assert f"{n} de {n} entregas já corrigidas" in p.stderr
-    assert "corrigindo" not in p.stderr
+    assert "corrigindo" not in p.stderr and "(0 escrito(s)" in p.stderr   # feedback também em dia
     assert (turma["ws"].root / "grades.csv").read_bytes() == csv_before
     assert (turma["ws"].root / "questions.csv").read_bytes() == q_before
 
 
 @needs_bwrap
 def test_changing_a_submission_regrades_only_that_student(turma, tmp_path):
+    import shutil
     ws = clone_prepared(turma["ws"], tmp_path / "ws")
     subs = tmp_path / "entregas"
-    for s in ("correct", "wrong"):
+    for s in ("correct", "wrong"):     # já corrigidos na turma: os resultados valem aqui
         (subs / s).mkdir(parents=True)
         os.symlink(turma["subs"] / s / SLUG, subs / s / SLUG)
-    run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], *LIMITS)
+        dest = ws / ".autograder" / "resultados" / SLUG / f"{s}.json"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(turma["ws"].result_path(s, SLUG), dest)
     # "wrong" reenvia a resposta certa: só ele é corrigido de novo
     (subs / "wrong" / SLUG).unlink()
     os.symlink(turma["subs"] / "correct" / SLUG, subs / "wrong" / SLUG)
-    p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], *LIMITS)
+    p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], "--sem-relatorio", *LIMITS)
     assert "1 de 2 entregas já corrigidas" in p.stderr and "corrigindo 1 notebook(s)" in p.stderr
     rows = read_csv(ws / "grades.csv")
     assert rows["wrong"]["score"] == rows["correct"]["score"] == "5"
