@@ -96,11 +96,11 @@ def test_blank_solutions_fail_their_tests_with_portuguese_messages(slug):
     pairs = solution_and_test_ids(cs)
     assert pairs
     for sol, test in pairs:
-        # 1) como o nbgrader apaga a solução (o stub levanta NotImplementedError)
+        # 1) como o nbgrader apaga a solução (o stub de nbgrader_config.py)
         def blank(cell, sol=sol):
             if meta(cell)["grade_id"] != sol:
                 return cell.source
-            return SOLUTION.sub(lambda m: f"{m[1]}raise NotImplementedError()", cell.source)
+            return SOLUTION.sub(lambda m: f"{m[1]}# SEU CÓDIGO AQUI\n{m[1]}raise NotImplementedError(\"Complete esta célula\")", cell.source)
 
         res = run(cs, blank, stop=test)
         assert isinstance(res[test], NotImplementedError), f"{slug}/{test}: {res[test]!r}"
@@ -114,3 +114,17 @@ def test_blank_solutions_fail_their_tests_with_portuguese_messages(slug):
         err = run(cs, none, stop=test)[test]
         assert isinstance(err, AssertionError), f"{slug}/{test}: {err!r}"
         assert "None" in str(err) or "esperava" in str(err), f"{slug}/{test}: {err}"
+
+
+@pytest.mark.parametrize("slug", FONTES)
+def test_plausible_wrong_answer_fails_only_its_own_tests(slug):
+    cs = cells(slug)
+    wrong = FONTES[slug].ERRADO
+    res = run(cs, lambda c: wrong.get(meta(c)["grade_id"], c.source))
+    pairs = dict(solution_and_test_ids(cs))
+    tests = {gid for gid in res if gid.startswith("test_")}
+    failed = {gid for gid in tests if res[gid] is not None}
+    # O teste da resposta errada falha com mensagem do conferir; os que não dependem
+    # dela passam (nota parcial). Testes que usam a função errada também podem falhar.
+    assert all(isinstance(res[pairs[g]], AssertionError) for g in wrong), {g: res[pairs[g]] for g in wrong}
+    assert {pairs[g] for g in wrong} <= failed and failed != tests, failed

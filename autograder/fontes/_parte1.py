@@ -1,8 +1,8 @@
 """Trechos comuns aos exercícios dos capítulos 2 a 5 (não é um notebook).
 
 `IMPORTS` vai na célula de preparação de cada notebook, antes de `conferir.py`:
-os imports do aluno e três verificações curtas usadas pelos testes, para que
-uma resposta em branco (None) ou do tipo errado dê uma mensagem em português
+os imports do aluno e quatro verificações curtas usadas pelos testes, para que
+uma resposta em branco (None), do tipo errado ou que quebra num caso extremo dê uma mensagem em português
 em vez de um AttributeError no meio do teste.
 """
 
@@ -35,6 +35,14 @@ def _tipo(nome, x, dtype):
     _tensor(nome, x)
     if x.dtype != dtype:
         raise AssertionError(f"{nome}: esperava elementos {dtype}, vieram {x.dtype}.")
+
+
+def _chamar(nome, f, *args, **kwargs):
+    """Chama a função do aluno; um erro inesperado vira uma falha que diz em qual caso foi."""
+    try:
+        return f(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - mostramos o que veio
+        raise AssertionError(f"{nome}: sua função levantou {type(e).__name__}: {e}") from None
 
 
 def _perto(nome, obtido, alvo, tol):

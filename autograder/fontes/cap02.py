@@ -9,9 +9,11 @@ torch.special.entr; nada do pacote atencao.
 from autograder.fontes._parte1 import IMPORTS
 from autograder.nbbuild import Notebook
 
+SLUG = "02-escala"
+
 
 def build() -> Notebook:
-    nb = Notebook("02-escala", titulo="Capítulo 2 — A escala √d_k")
+    nb = Notebook(SLUG, titulo="Capítulo 2 — A escala √d_k")
     nb.md(
         "Neste exercício você vai medir, com sorteios, por que as pontuações "
         "$q\\cdot k$ crescem com $d_k$, e o que a divisão por $\\sqrt{d_k}$ faz com a "
@@ -272,3 +274,10 @@ def build() -> Notebook:
         "com outros valores de $d_k$, outros tipos e casos extremos."
     )
     return nb
+
+
+# Resposta plausível e errada (usada nos testes do pipeline): a entropia sem a
+# convenção 0 log 0 = 0 dá NaN numa linha one-hot.
+ERRADO = {
+    "entropia": "def entropia(p):\n    return -(p * torch.log(p)).sum(dim=-1)\n",
+}

@@ -9,6 +9,8 @@ scaled_dot_product_attention (com e sem is_causal); nada do pacote atencao.
 from autograder.fontes._parte1 import IMPORTS
 from autograder.nbbuild import Notebook
 
+SLUG = "03-mascara-causal"
+
 SETUP = IMPORTS + '''
 import torch.nn.functional as F
 
@@ -23,7 +25,7 @@ inf = float("inf")
 
 
 def build() -> Notebook:
-    nb = Notebook("03-mascara-causal", titulo="Capítulo 3 — A máscara causal")
+    nb = Notebook(SLUG, titulo="Capítulo 3 — A máscara causal")
     nb.md(
         "Um modelo de linguagem gera um token de cada vez: ao prever a posição "
         "$i + 1$, só conhece as posições $0, \\dots, i$. No treino, todas as posições "
@@ -79,7 +81,8 @@ def build() -> Notebook:
         'conferir("mascara_causal(1) (T = 1)", mascara_causal(1), torch.tensor([[False]]))\n'
         'conferir("mascara_causal(1, start=7) (um passo de geração)", mascara_causal(1, start=7), torch.zeros(1, 8, dtype=torch.bool))\n'
         'for n, m, start in ((5, 5, 0), (3, 8, 5), (2, 6, 1), (7, 3, 0), (6, 17, 11)):\n'
-        '    conferir(f"mascara_causal({n}, {m}, start={start})", mascara_causal(n, m, start), _proibido(n, m, start))\n'
+        '    caso = f"mascara_causal({n}, {m}, start={start})"\n'
+        '    conferir(caso, _chamar(caso, mascara_causal, n, m, start), _proibido(n, m, start))\n'
         'conferir("mascara_causal(3, start=2) com m omitido", mascara_causal(3, start=2), _proibido(3, 5, 2))\n'
         'for args in ((2.5,), (3, 3, -1), (3, -2)):\n'
         '    conferir_erro(f"mascara_causal{args}", mascara_causal, *args)\n'
@@ -118,7 +121,8 @@ def build() -> Notebook:
         '### BEGIN HIDDEN TESTS\n'
         's = torch.randn(2, 3, 5, 7, dtype=torch.float64)\n'
         'M = _proibido(5, 7, 2)\n'
-        'conferir("aplicar_mascara com lote e cabeças (2, 3, 5, 7)", aplicar_mascara(s, M), s.masked_fill(M, -inf))\n'
+        'caso = "aplicar_mascara com lote e cabeças (2, 3, 5, 7)"\n'
+        'conferir(caso, _chamar(caso, aplicar_mascara, s, M), s.masked_fill(M, -inf))\n'
         'h = (torch.randn(4, 4) * 1000).half()\n'
         'r = aplicar_mascara(h, _proibido(4, 4))\n'
         '_tipo("aplicar_mascara(float16)", r, torch.float16)\n'
@@ -161,7 +165,8 @@ def build() -> Notebook:
         '### BEGIN HIDDEN TESTS\n'
         'conferir("pesos_causais com T = 1", pesos_causais(torch.randn(1, 1)), torch.ones(1, 1))\n'
         's = torch.randn(2, 3, 4, 9, dtype=torch.float64)  # 4 consultas novas, cache de 5\n'
-        'conferir("pesos_causais com start = 5, forma (2, 3, 4, 9)", pesos_causais(s, start=5),\n'
+        'caso = "pesos_causais com start = 5, forma (2, 3, 4, 9)"\n'
+        'conferir(caso, _chamar(caso, pesos_causais, s, start=5),\n'
         '         torch.softmax(s.masked_fill(_proibido(4, 9, 5), -inf), -1), atol=1e-12)\n'
         's = torch.randn(5, 5) * 1e4  # pontuações enormes: o torch.softmax é estável\n'
         'conferir("pesos_causais com pontuações ~1e4", pesos_causais(s), torch.softmax(s.masked_fill(_proibido(5, 5), -inf), -1))\n'
@@ -292,3 +297,14 @@ def build() -> Notebook:
     )
     nb.md("Pronto. Salve o notebook e envie.")
     return nb
+
+
+# Resposta plausível e errada (usada nos testes do pipeline): `>=` proíbe também
+# a diagonal, e a consulta i deixa de ver a própria chave.
+ERRADO = {
+    "mascara_causal": (
+        "def mascara_causal(n, m=None, start=0):\n"
+        "    m = start + n if m is None else m\n"
+        "    return torch.arange(m)[None, :] >= start + torch.arange(n)[:, None]\n"
+    ),
+}

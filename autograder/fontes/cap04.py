@@ -11,6 +11,8 @@ durante a chamada, para conferir que a conta é do aluno.
 from autograder.fontes._parte1 import IMPORTS
 from autograder.nbbuild import Notebook
 
+SLUG = "04-softmax"
+
 SETUP = IMPORTS + '''
 import contextlib
 import torch.nn.functional as F
@@ -33,7 +35,7 @@ def _sem_atalhos():
 
 
 def build() -> Notebook:
-    nb = Notebook("04-softmax", titulo="Capítulo 4 — A softmax")
+    nb = Notebook(SLUG, titulo="Capítulo 4 — A softmax")
     nb.md(
         "A softmax transforma cada linha de pontuações numa distribuição:\n\n"
         "$$A_{ij} = \\frac{e^{s_{ij}}}{\\sum_t e^{s_{it}}}.$$\n\n"
@@ -95,7 +97,7 @@ def build() -> Notebook:
         'with _sem_atalhos():\n'
         '    x = torch.randn(2, 3, 5, 7, dtype=torch.float64)\n'
         '    antes = x.clone()\n'
-        '    r_ult, r_0, r_1 = softmax(x), softmax(x, dim=0), softmax(x, dim=1)\n'
+        '    r_ult, r_0, r_1 = softmax(x), _chamar("softmax com dim=0", softmax, x, dim=0), _chamar("softmax com dim=1", softmax, x, dim=1)\n'
         '    assert torch.equal(x, antes), "softmax: a entrada x foi alterada."\n'
         '    grande = torch.tensor([[1e4, -1e4, 0.0], [-3e4, -3e4 + 1, -3e4 + 2]])  # pontuações enormes\n'
         '    r_grande = softmax(grande)\n'
@@ -148,7 +150,7 @@ def build() -> Notebook:
         '### BEGIN HIDDEN TESTS\n'
         'with _sem_atalhos():\n'
         '    x = torch.randn(2, 5, 9, dtype=torch.float64) * 500\n'
-        '    r_ult, r_1 = logsumexp(x), logsumexp(x, dim=1)\n'
+        '    r_ult, r_1 = logsumexp(x), _chamar("logsumexp com dim=1", logsumexp, x, dim=1)\n'
         '    masc = torch.tensor([[-inf, -inf, -inf], [2.0, -inf, -inf], [-inf, 1.0, 1.0]])\n'
         '    r_masc = logsumexp(masc)\n'
         '    r_um = logsumexp(torch.tensor([[3.5]]))\n'
@@ -244,7 +246,7 @@ def build() -> Notebook:
         'for forma in ((1, 1), (1, 4), (7, 5), (2, 3, 9, 16)):  # T = 1, d ímpar, lote e cabeças\n'
         '    q, k = torch.randn(forma, dtype=torch.float64), torch.randn(forma, dtype=torch.float64)\n'
         '    with _sem_atalhos():\n'
-        '        r = pesos_de_atencao(q, k)\n'
+        '        r = _chamar(f"pesos_de_atencao com q de forma {forma}", pesos_de_atencao, q, k)\n'
         '    conferir(f"pesos_de_atencao com q de forma {forma}", r, _oraculo(q, k), atol=1e-12)\n'
         'q = torch.randn(6, 64) * 30  # pontuações enormes\n'
         'with _sem_atalhos():\n'
@@ -274,3 +276,10 @@ def build() -> Notebook:
     )
     nb.md("Pronto. Salve o notebook e envie.")
     return nb
+
+
+# Resposta plausível e errada (usada nos testes do pipeline): a softmax ingênua,
+# sem subtrair o máximo, estoura com pontuações grandes.
+ERRADO = {
+    "softmax": "def softmax(x, dim=-1):\n    e = torch.exp(x)\n    return e / e.sum(dim=dim, keepdim=True)\n",
+}

@@ -9,6 +9,8 @@ booleana com start) e os valores do exemplo resolvido; nada do pacote atencao.
 from autograder.fontes._parte1 import IMPORTS
 from autograder.nbbuild import Notebook
 
+SLUG = "05-mistura-com-v"
+
 SETUP = IMPORTS + '''
 import torch.nn.functional as F
 
@@ -25,7 +27,7 @@ def _sdpa(q, k, v, start=0):
 
 
 def build() -> Notebook:
-    nb = Notebook("05-mistura-com-v", titulo="Capítulo 5 — A mistura com V")
+    nb = Notebook(SLUG, titulo="Capítulo 5 — A mistura com V")
     nb.md(
         "Os pesos $A$ dizem quanto cada consulta olha para cada chave; a saída é a "
         "média dos **valores** com esses pesos:\n\n"
@@ -122,8 +124,8 @@ def build() -> Notebook:
         '    q = torch.randn(*lead, n, d, dtype=torch.float64, generator=g)\n'
         '    k = torch.randn(*lead, m, d, dtype=torch.float64, generator=g)\n'
         '    v = torch.randn(*lead, m, dv, dtype=torch.float64, generator=g)\n'
-        '    conferir(f"atencao_causal com q{(*lead, n, d)}, k{(*lead, m, d)}, v{(*lead, m, dv)}, start={start}",\n'
-        '             atencao_causal(q, k, v, start=start), _sdpa(q, k, v, start), atol=1e-12)\n'
+        '    caso = f"atencao_causal com q{(*lead, n, d)}, k{(*lead, m, d)}, v{(*lead, m, dv)}, start={start}"\n'
+        '    conferir(caso, _chamar(caso, atencao_causal, q, k, v, start=start), _sdpa(q, k, v, start), atol=1e-12)\n'
         'q, k, v = (torch.randn(2, 12, 8, generator=g).half() for _ in range(3))\n'
         'r = atencao_causal(q, k, v)\n'
         '_tipo("atencao_causal(float16)", r, torch.float16)\n'
@@ -224,3 +226,16 @@ def build() -> Notebook:
     )
     nb.md("Pronto. Salve o notebook e envie.")
     return nb
+
+
+# Resposta plausível e errada (usada nos testes do pipeline): esquecer start
+# (a máscara sempre quadrada) quebra o caso com cache.
+ERRADO = {
+    "atencao_causal": (
+        "def atencao_causal(q, k, v, start=0):\n"
+        "    T = q.shape[-2]\n"
+        "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+        "    futuro = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)\n"
+        "    return misturar(torch.softmax(s.masked_fill(futuro, float('-inf')), dim=-1), v)\n"
+    ),
+}
