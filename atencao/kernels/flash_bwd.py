@@ -41,11 +41,11 @@ import torch
 import triton
 import triton.language as tl
 
-from ._comum import bloco_d, interpretado, precisao
-from .flash_fwd import LOG2E, flash_attention_forward
+from ._comum import bloco_d, precisao
+from .flash_fwd import autotuned, flash_attention_forward
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["N", "H"])
 def _dkdv_kernel(Q, K, V, DO, DK, DV, LSE, DELTA,
                  stride_b, stride_h, stride_n, stride_d,
                  H, N, D, sm_scale,
@@ -103,7 +103,7 @@ def _dkdv_kernel(Q, K, V, DO, DK, DV, LSE, DELTA,
              dv.to(DV.dtype.element_ty), mask=nd_mask)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["N", "H"])
 def _dq_kernel(Q, K, V, DO, DQ, LSE, DELTA,
                stride_b, stride_h, stride_n, stride_d,
                H, N, D, sm_scale,
@@ -153,28 +153,41 @@ def _dq_kernel(Q, K, V, DO, DQ, LSE, DELTA,
              dq.to(DQ.dtype.element_ty), mask=md_mask)
 
 
-def _configs_bwd():
-    if interpretado():
-        return [triton.Config({"BLOCK_M": 32, "BLOCK_N": 32}, num_warps=4, num_stages=1)]
-    return [
-        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-        for (bm, bn, w, s) in [(32, 128, 4, 3), (64, 64, 4, 3), (64, 128, 8, 2), (32, 64, 4, 4)]
-    ]
+# Configurações para Hopper, por d. No _dkdv cada programa guarda dK e dV
+# (2 x BLOCK_N x d em float32) nos registradores; no _dq, dQ (BLOCK_M x d).
+# Com d = 128 e 4 warps o ptxas derrama registradores (1436 bytes de spill no
+# _dkdv 32 x 128, medido para sm_90a com bench/compilar_sm90.py): só 8 warps.
+_BWD = {  # d_max: {kernel: [(BLOCK_M, BLOCK_N, warps, estágios)]}
+    64: {"dkdv": [(32, 128, 4, 3), (32, 128, 8, 3), (64, 64, 4, 3)],
+         "dq": [(128, 32, 4, 3), (128, 32, 8, 3), (64, 64, 4, 3)]},
+    128: {"dkdv": [(32, 128, 8, 3), (64, 64, 8, 3)],
+          "dq": [(128, 32, 8, 3), (64, 64, 8, 3)]},
+}
 
 
-def _configs_dq():
-    if interpretado():
-        return [triton.Config({"BLOCK_M": 32, "BLOCK_N": 32}, num_warps=4, num_stages=1)]
-    return [
-        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-        for (bm, bn, w, s) in [(128, 32, 4, 3), (64, 64, 4, 3), (128, 64, 8, 2), (64, 32, 4, 4)]
-    ]
+def _configs_bwd(kernel):
+    todos = {t for por_d in _BWD.values() for t in por_d[kernel]}
+    return [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+            for (bm, bn, w, s) in sorted(todos)]
 
+
+def _podar_bwd(kernel):
+    def podar(configs, named_args, **kwargs):
+        d = kwargs.get("BLOCK_D", named_args.get("BLOCK_D"))
+        lista = _BWD[64 if d <= 64 else 128][kernel]
+        keep = [c for c in configs
+                if (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages) in lista]
+        return keep or configs[:1]
+    return podar
+
+
+_CONFIGS_DKDV = _configs_bwd("dkdv")
+_CONFIGS_DQ = _configs_bwd("dq")
 
 # Cada chamada escreve (não acumula) suas saídas: o autotune pode repetir o
 # kernel quantas vezes quiser sem estragar o resultado.
-_dkdv = triton.autotune(configs=_configs_bwd(), key=["BLOCK_D", "CAUSAL"])(_dkdv_kernel)
-_dq = triton.autotune(configs=_configs_dq(), key=["BLOCK_D", "CAUSAL"])(_dq_kernel)
+_dkdv = autotuned(_dkdv_kernel, _CONFIGS_DKDV, key=["N", "BLOCK_D", "CAUSAL"], prune=_podar_bwd("dkdv"))
+_dq = autotuned(_dq_kernel, _CONFIGS_DQ, key=["N", "BLOCK_D", "CAUSAL"], prune=_podar_bwd("dq"))
 
 
 def flash_attention_backward(q, k, v, o, lse, do, causal: bool):

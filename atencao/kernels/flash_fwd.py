@@ -50,12 +50,12 @@ import math
 import torch
 import triton
 import triton.language as tl
+import triton.testing
 
 from ._comum import (D_MAX, bloco_d, checar_bf16_com_dot, checar_dispositivo,
                      checar_mesmo_dtype, checar_tensor, interpretado, precisao)
 
 LOG2E = 1.4426950408889634  # log2(e): exp(x) = exp2(x * log2(e))
-LN2 = 0.6931471805599453  # ln(2): log(x) = log2(x) * ln(2)
 
 
 def _configs_hopper():
@@ -66,19 +66,29 @@ def _configs_hopper():
 
 
 def _podar(configs, named_args, **kwargs):
-    """Descarta configurações que não fazem sentido para este d: 8 warps para
-    um bloco pequeno (64 x 128) e as que estouram ~200 KiB de memória
-    compartilhada (Q + estágios x (K + V)). Menos configurações = menos
-    compilações no autotune."""
+    """Descarta configurações ruins para este d, antes de compilar qualquer uma.
+
+    Registradores: cada thread guarda sua parte do acumulador (BLOCK_M x d) e
+    das pontuações (BLOCK_M x BLOCK_N), em float32. Com 4 warps (128 threads)
+    e mais de 128 x 128 elementos nesses dois blocos, o ptxas derrama
+    registradores na memória local (medido compilando para sm_90a, ver
+    bench/compilar_sm90.py: 168 bytes de spill com d = 128, BLOCK_N = 64); com
+    menos que isso, 8 warps só dividem trabalho pequeno demais. Então: 8 warps
+    se e só se os dois blocos passam de 128 x 128 elementos.
+    Memória compartilhada: Q + estágios x (K + V) <= ~200 KiB (228 KiB por SM),
+    e 4 estágios só com blocos de 64 chaves.
+    """
     d = kwargs.get("BLOCK_D", named_args.get("BLOCK_D"))
     b = named_args["Q"].element_size()
     keep = []
     for c in configs:
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        smem = bm * d * b + c.num_stages * 2 * bn * d * b
-        if c.num_warps == 8 and bm * bn < 128 * 128:
+        grande = bm * d + bm * bn > 128 * 128
+        if (c.num_warps == 8) != grande:
             continue
-        if smem > 200 * 1024:
+        if bm * d * b + c.num_stages * 2 * bn * d * b > 200 * 1024:
+            continue
+        if c.num_stages == 4 and bn == 128:
             continue
         keep.append(c)
     return keep or configs[:1]
@@ -128,7 +138,7 @@ def _fwd_inner(acc, l_i, m_i, q, K, V, stride_kn, stride_kd, stride_vn, stride_v
     return acc, l_i, m_i
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["N", "H"])  # uma compilação serve a todo N e H
 def _flash_fwd_kernel(Q, K, V, O, LSE,
                       stride_qb, stride_qh, stride_qn, stride_qd,
                       stride_kb, stride_kh, stride_kn, stride_kd,
@@ -182,16 +192,25 @@ def _flash_fwd_kernel(Q, K, V, O, LSE,
              acc.to(O.dtype.element_ty), mask=m_ok[:, None] & d_ok[None, :])
 
 
-def _autotuned(kernel, key):
+def _bench_rapido(kernel_call, quantiles):
+    """Cronômetro do autotune, mais curto que o padrão (25 + 100 ms por
+    configuração): com dezenas de configurações x formas, o padrão sozinho
+    gastaria minutos do orçamento do bench."""
+    return triton.testing.do_bench(kernel_call, warmup=5, rep=20, quantiles=quantiles)
+
+
+def autotuned(kernel, configs_gpu, key, prune=None):
+    """No interpretador, uma configuração pequena (sem cronometrar nada); na
+    GPU, o autotune entre `configs_gpu`."""
     if interpretado():
         return triton.autotune(configs=[CONFIG_INTERPRETADOR], key=key)(kernel)
-    return triton.autotune(configs=_configs_hopper(), key=key,
-                           prune_configs_by={"early_config_prune": _podar})(kernel)
+    extra = {"prune_configs_by": {"early_config_prune": prune}} if prune else {}
+    return triton.autotune(configs=configs_gpu, key=key, do_bench=_bench_rapido, **extra)(kernel)
 
 
-# A chave do autotune é (d, causal, dtype): a melhor configuração é escolhida
-# no primeiro N visto. Quem mede (bench/gpu.py) aquece com o N de interesse.
-_flash_fwd = _autotuned(_flash_fwd_kernel, key=["BLOCK_D", "CAUSAL"])
+# Chave do autotune: (N, d, causal) e, implicitamente, o dtype. Cada N novo
+# é cronometrado de novo (rápido), mas não recompilado (N não é especializado).
+_flash_fwd = autotuned(_flash_fwd_kernel, _configs_hopper(), key=["N", "BLOCK_D", "CAUSAL"], prune=_podar)
 
 
 def _checar_qkv(q, k, v):
