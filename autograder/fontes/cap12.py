@@ -140,10 +140,10 @@ LIMITE = _c('''
     def limite_chaves(start_m, N, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
         """Fim (exclusivo) das chaves que as consultas [start_m, start_m + BLOCK_M) precisam ler."""
         ### BEGIN SOLUTION
-        hi = N
-        if CAUSAL:
-            hi = tl.minimum(start_m + BLOCK_M, N)
-        return hi
+        fim = N
+        if CAUSAL:  # a última consulta do bloco é start_m + BLOCK_M - 1
+            fim = tl.minimum(N, start_m + BLOCK_M)
+        return fim
         ### END SOLUTION
 ''')
 
@@ -177,27 +177,27 @@ FLASH_TOPO = '''
 '''
 
 FLASH_LACO_CERTO = '''            ### BEGIN SOLUTION
-            kv_mask = n_ok[:, None] & d_ok[None, :]
-            k = tl.load(K + offs_n[:, None] * stride_n + offs_d[None, :], mask=kv_mask, other=0.0)
-            v = tl.load(V + offs_n[:, None] * stride_n + offs_d[None, :], mask=kv_mask, other=0.0)
-            s = tl.dot(q, tl.trans(k)) * scale  # (BLOCK_M, BLOCK_N)
-            ok = n_ok[None, :]
-            if CAUSAL:
-                ok = ok & (offs_n[None, :] <= offs_m[:, None])
-            s = tl.where(ok, s, float("-inf"))
-            m_new = tl.maximum(m_i, tl.max(s, axis=1))
-            p = tl.exp(s - m_new[:, None])
-            alpha = tl.exp(m_i - m_new)  # quanto encolher o que já foi somado
-            l_i = l_i * alpha + tl.sum(p, axis=1)
-            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
-            m_i = m_new
+            mascara_kv = n_ok[:, None] & d_ok[None, :]
+            k = tl.load(K + offs_n[:, None] * stride_n + offs_d[None, :], mask=mascara_kv, other=0.0)
+            v = tl.load(V + offs_n[:, None] * stride_n + offs_d[None, :], mask=mascara_kv, other=0.0)
+            s = scale * tl.dot(q, tl.trans(k))  # (BLOCK_M, BLOCK_N)
+            permitido = n_ok[None, :]
+            if CAUSAL:  # a consulta i vê as chaves j <= i
+                permitido = permitido & (offs_m[:, None] >= offs_n[None, :])
+            s = tl.where(permitido, s, -float("inf"))
+            m_novo = tl.maximum(m_i, tl.max(s, 1))
+            p = tl.exp(s - m_novo[:, None])
+            alfa = tl.exp(m_i - m_novo)  # quanto encolher o que já foi somado
+            l_i = alfa * l_i + tl.sum(p, 1)
+            acc = alfa[:, None] * acc + tl.dot(p.to(v.dtype), v)
+            m_i = m_novo
             ### END SOLUTION
 '''
 
 # Resposta plausível e errada: esquece de reescalonar o acumulador por alpha
 # quando o máximo muda (usada nos testes do pipeline).
 FLASH_LACO_ERRADO = FLASH_LACO_CERTO.replace(
-    "acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)", "acc = acc + tl.dot(p.to(v.dtype), v)"
+    "acc = alfa[:, None] * acc + tl.dot(p.to(v.dtype), v)", "acc = acc + tl.dot(p.to(v.dtype), v)"
 )
 
 FLASH_FIM = '''
