@@ -30,10 +30,15 @@ import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
-from atencao.kernels import flash_bwd, flash_fwd  # noqa: E402
+import importlib  # noqa: E402
 
-PTRS = {"Q", "K", "V", "O", "DO", "DQ", "DK", "DV"}
-PTRS32 = {"LSE", "DELTA"}
+from atencao.kernels import decode, flash_bwd, flash_fwd  # noqa: E402
+
+softmax = importlib.import_module("atencao.kernels.softmax")  # o pacote exporta a função com o mesmo nome
+
+PTRS = {"Q", "K", "V", "O", "DO", "DQ", "DK", "DV", "X", "Y"}
+PTRS32 = {"LSE", "DELTA", "O_PART", "LSE_PART"}
+PTRS_I32 = {"LENS"}
 FLOATS = {"qk_scale", "sm_scale"}
 TARGET = GPUTarget("cuda", 90, 32)
 PTXAS = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas-blackwell"  # o que o triton usa para sm_90
@@ -55,11 +60,13 @@ def source(fn, dtype, consts):
             sig[a] = "*" + dtype
         elif a in PTRS32:
             sig[a] = "*fp32"
+        elif a in PTRS_I32:
+            sig[a] = "*i32"
         elif a in FLOATS:
             sig[a] = "fp32"
         else:
             sig[a] = "i32"
-        if a not in ("N", "H") and a not in FLOATS:
+        if a not in ("N", "H", "n_rows", "n_cols", "GROUP", "HQ", "HKV", "CHUNK", "NUM_SPLITS") and a not in FLOATS:
             attrs[(i,)] = [["tt.divisibility", 16]]
     return ASTSource(fn, sig, constexprs=consts, attrs=attrs)
 
@@ -93,13 +100,27 @@ def main():
                     jobs.append(("dkdv", flash_bwd._dkdv_kernel, dt, d, causal, c))
                 for c in flash_bwd._podar_bwd("dq")(flash_bwd._CONFIGS_DQ, nargs, BLOCK_D=d):
                     jobs.append(("dq", flash_bwd._dq_kernel, dt, d, causal, c))
+        # decode: grupo de 6 cabeças (24 de consulta, 4 de KV) -> BLOCK_G = 16
+        jobs.append(("decode", decode._decode_kernel, dt, 128, None,
+                     triton.Config({"BLOCK_G": 16, "BLOCK_N": 64, "BLOCK_D": 128, "PREC": "tf32"},
+                                   num_warps=4, num_stages=2)))
+        # softmax: uma linha de 4096 por programa, 8 warps (como softmax() escolhe)
+        jobs.append(("softmax", softmax._softmax_kernel, dt, 4096, None,
+                     triton.Config({"ROWS": 1, "BLOCK_C": 4096}, num_warps=8, num_stages=1)))
+    print(f"# Compilação para Hopper (sm_90a) sem GPU: {time.strftime('%Y-%m-%d')}, triton {triton.__version__}")
+    print()
+    print("Gerado por `python bench/compilar_sm90.py`: propriedades do código compilado (não tempos de execução).")
+    print()
     print(f"{len(jobs)} compilações para sm_90a", flush=True)
     print("| kernel | dtype | d | causal | BLOCK_M | BLOCK_N | warps | estágios | smem KiB | regs | spill B | cargas assíncronas | s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ruins = 0
     tempos = []
     for name, fn, dt, d, causal, c in jobs:
-        consts = dict(CAUSAL=causal, BLOCK_D=d, PREC="tf32", **c.kwargs)
+        if causal is None:
+            consts = dict(c.kwargs)
+        else:
+            consts = dict(CAUSAL=causal, BLOCK_D=d, PREC="tf32", **c.kwargs)
         t = time.time()
         try:
             k = triton.compile(source(fn, dt, consts), target=TARGET,
@@ -112,7 +133,9 @@ def main():
         except Exception as e:  # noqa: BLE001 - relatamos e seguimos
             status = f"ERRO: {type(e).__name__} {str(e)[:60]} | | | "
             ruins += 1
-        print(f"| {name} | {dt} | {d} | {causal} | {c.kwargs['BLOCK_M']} | {c.kwargs['BLOCK_N']} | "
+        bm = c.kwargs.get("BLOCK_M", c.kwargs.get("BLOCK_G", c.kwargs.get("ROWS")))
+        bn = c.kwargs.get("BLOCK_N", c.kwargs.get("BLOCK_C"))
+        print(f"| {name} | {dt} | {d} | {'—' if causal is None else causal} | {bm} | {bn} | "
               f"{c.num_warps} | {c.num_stages} | {status} | {time.time() - t:.1f} |", flush=True)
         tempos.append(time.time() - t)
     print(f"tempo total de compilação: {sum(tempos):.0f} s")

@@ -10,8 +10,10 @@ cada grupo de Hq/Hkv cabeças de consulta compartilha uma cabeça de K e V
 máscara causal: o token novo é o último e vê todo o cache.
 
 FLOPs: 4·B·Hq·L·d (q·K^T e p·V, uma linha de cada).
-Bytes: o cache inteiro é lido uma vez: 2·B·Hkv·L·d·b. Com ~1 FLOP por byte,
-este kernel é limitado por memória; o tempo é bytes / largura de banda.
+Bytes: o cache inteiro é lido uma vez: 2·B·Hkv·L·d·b. Em 16 bits são
+Hq/Hkv FLOPs por byte (1 sem GQA, 6 com 24 cabeças de consulta e 4 de KV),
+muito abaixo do que a GPU calcula por byte que chega: este kernel é
+limitado por memória, e o tempo é bytes / largura de banda.
 Por isso cada programa carrega um bloco de K e V UMA vez e o usa para as
 Hq/Hkv consultas do grupo (um tl.dot de (grupo, d) x (d, BLOCK_N)), em vez
 de um programa por cabeça de consulta relendo o mesmo bloco: o cache é lido

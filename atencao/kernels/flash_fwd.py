@@ -14,10 +14,12 @@ FLOPs: dois produtos de matrizes (Q K^T e P V), cada um 2·N²·d por cabeça:
 Bytes (b bytes por elemento): lê Q uma vez e K, V uma vez POR BLOCO DE
     CONSULTAS: B·H·(N·d + 2·N·d·ceil(N/BLOCK_M))·b, escreve O (B·H·N·d·b) e o
     LSE (B·H·N·4). A versão ingênua escreve e relê a matriz N x N das
-    pontuações (e a das probabilidades): B·H·N²·b várias vezes. Com
-    BLOCK_M = 128 e d = 128, a intensidade aritmética fica em ~BLOCK_M FLOPs
-    por byte, acima do ponto de cotovelo de uma H100/H200: limitado por
-    cálculo, não por memória.
+    pontuações (e a das probabilidades): B·H·N²·b várias vezes.
+    Intensidade aritmética: cada bloco de K e V (2·BLOCK_N·d·b bytes) serve
+    a 4·BLOCK_M·BLOCK_N·d FLOPs, ou seja 2·BLOCK_M/b FLOPs por byte lido
+    (128 com BLOCK_M = 128 em 16 bits). Como programas vizinhos da mesma
+    cabeça leem os mesmos blocos de K e V, o cache L2 ainda reduz o tráfego
+    real com a memória global.
 
 O que mudou em relação à v1 (softmax.py): lá a linha inteira cabia num
 bloco; aqui a linha de pontuações (N chaves) é percorrida em pedaços, e o

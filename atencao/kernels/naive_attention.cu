@@ -13,9 +13,11 @@
 //        mascaradas são calculadas e jogadas fora.
 // Bytes (float32, b = 4): a matriz N x N vai à memória global e volta três
 //        vezes: escrita (kernel 1), lida e reescrita (kernel 2), lida (kernel 3):
-//        4·B·H·N²·b, mais as releituras de K e V por cada thread
-//        (cada thread lê K e V inteiros: N vezes N·d elementos por cabeça,
-//        só amortizadas pelo cache L2).
+//        4·B·H·N²·b. Fora isso, nenhuma thread compartilha o que lê: no
+//        kernel 1, cada uma das N² threads lê q_i e k_j (2·d números); no
+//        kernel 3, cada uma das N·d threads lê uma linha de P e uma coluna de
+//        V (2·N números): 2·N²·d leituras por cabeça em cada um, amortizadas
+//        só pelo cache L2.
 //        Com B = 4, H = 32, N = 8192: só a matriz ocupa 32 GiB em float32.
 //
 // O que muda nas versões seguintes (em Triton, arquivos .py ao lado):
