@@ -31,6 +31,10 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   daria nota cheia a um teste sem saída).
 * Testes ocultos executados em partes separadas das visíveis: o feedback
   mostra a saída das visíveis e só "passou/falhou" das ocultas.
+* Velocidade: enquanto um notebook roda, o kernel do próximo já sobe na sua
+  sandbox e importa os módulos das células travadas (até o primeiro comando
+  que mexe em variáveis de ambiente, como TRITON_INTERPRET); a nota não
+  muda, só o tempo. Saída acima de 2 MiB por célula é cortada.
 * Integridade (integrity.py): células travadas apagadas/editadas são
   restauradas a partir da versão distribuída e a linha fica `tampered`;
   redefinir `np.allclose`, `conferir` ou builtins usados pelos testes deixa

@@ -104,6 +104,31 @@ def _is_instructor_code(cell) -> bool:
     return cell.cell_type == "code" and integrity._is_locked(cell)
 
 
+MAX_OUTPUT = 2 * 1024 * 1024   # bytes de saída por parte de célula; o resto é descartado
+
+
+class _LimitedClient(NotebookClient):
+    """NotebookClient que para de guardar saída depois de MAX_OUTPUT bytes por célula:
+    um `while True: print(...)` não enche a memória do processo de correção."""
+
+    def output(self, outs, msg, display_id, cell_index):
+        content = msg.get("content", {})
+        if msg.get("msg_type") != "error":
+            size = len(content.get("text", "") or "") + sum(
+                len(v) if isinstance(v, str) else len(json.dumps(v))
+                for v in (content.get("data") or {}).values())
+            used = self._ag_used.get(id(outs), 0)
+            if used + size > MAX_OUTPUT:
+                if id(outs) not in self._ag_cut:
+                    self._ag_cut.add(id(outs))
+                    outs.append(nbformat.v4.new_output(
+                        "stream", name="stdout",
+                        text=f"\n[saída cortada pelo corretor: passou de {MAX_OUTPUT // 1024 // 1024} MiB]\n"))
+                return None
+            self._ag_used[id(outs)] = used + size
+        return super().output(outs, msg, display_id, cell_index)
+
+
 class SandboxKernel:
     """Um kernel iniciado na sandbox, com a sua pasta (trabalho/, home/, sockets).
 
@@ -178,8 +203,9 @@ class _Run:
         # notebook de rascunho para que as partes não substituam a célula real
         scratch = nbformat.v4.new_notebook()
         scratch.cells = [None] * len(nb.cells)
-        self.client = NotebookClient(scratch, km=self.km, allow_errors=True, record_timing=False,
+        self.client = _LimitedClient(scratch, km=self.km, allow_errors=True, record_timing=False,
                                      timeout=int(settings.cell_timeout))
+        self.client._ag_used, self.client._ag_cut = {}, set()
         self.client.kc = self.kc
         self.client.reset_execution_trackers()
         self.deadline = 0.0
@@ -256,6 +282,8 @@ class _Run:
         if limit <= 0.05:
             return [], "timeout", None
         self.client.timeout = max(1, int(limit + 0.999))
+        self.client._ag_used.clear()
+        self.client._ag_cut.clear()
         try:
             await self.client.async_execute_cell(tmp, index)
         except CellTimeoutError:

@@ -109,19 +109,39 @@ def pick_notebook(files: dict[str, bytes], name: str, expected: list[str]) -> tu
     return None, None
 
 
+def _touches_environment(node) -> bool:
+    """O comando mexe em variáveis de ambiente ou em sys.path (muda o efeito de um import)?"""
+    import ast
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr in ("environ", "putenv", "unsetenv", "path") \
+                and isinstance(n.value, ast.Name) and n.value.id in ("os", "sys", "_os", "_sys"):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
+                "run_line_magic", "run_cell_magic") and n.args and isinstance(n.args[0], ast.Constant) \
+                and n.args[0].value in ("env", "set_env"):
+            return True
+    return False
+
+
 def warm_modules(release_nb) -> list[str]:
-    """Módulos importados pelas células travadas (pré-importados no kernel)."""
+    """Módulos que as células travadas importam e que podem ser importados antes da hora.
+
+    Para no primeiro comando que mexe no ambiente (p.ex. TRITON_INTERPRET=1 antes de
+    `import triton`): daí em diante, importar antes mudaria o comportamento."""
+    import ast
     mods: list[str] = []
     for cell in release_nb.cells:
         if cell.cell_type != "code" or not integrity._is_locked(cell):
             continue
         tree = integrity._parse(cell.source)
         if tree is None:
-            continue
+            return mods
         for node in tree.body:
-            if isinstance(node, __import__("ast").Import):
+            if _touches_environment(node):
+                return list(dict.fromkeys(mods))
+            if isinstance(node, ast.Import):
                 mods += [a.name for a in node.names]
-            elif isinstance(node, __import__("ast").ImportFrom) and node.module and node.level == 0:
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 mods.append(node.module)
     return list(dict.fromkeys(mods))
 

@@ -82,8 +82,15 @@ def bwrap_works() -> tuple[bool, str]:
     exe = bwrap_path()
     if exe is None:
         return False, "o programa `bwrap` (pacote bubblewrap) não foi encontrado"
-    cmd = [exe, "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
-           *_system_links(), "--proc", "/proc", "--dev", "/dev", "--", "/usr/bin/true"]
+    # o mesmo modo dos kernels: root monta sem namespace de usuário e troca para nobody lá dentro
+    if os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv"):
+        ns = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        inner = ["/usr/bin/setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", "/usr/bin/true"]
+    else:
+        ns, inner = ["--unshare-all", "--cap-drop", "ALL"], ["/usr/bin/true"]
+    cmd = [exe, *ns, "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
+           *_system_links(), "--proc", "/proc", "--dev", "/dev", "--", *inner]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -242,6 +249,12 @@ def _chown_tree(path: str, uid: int) -> None:
 def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = None) -> None:  # pragma: no cover - faz exec
     """Aplica os limites, troca de usuário e faz exec do kernel na sandbox."""
     lim = cfg.limits
+    try:   # o kernel morre junto com o processo de correção (sem sandbox não há --die-with-parent)
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - fora do Linux: segue sem
+        pass
     mem = lim.memory_mib * MiB
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     fsz = lim.file_mib * MiB

@@ -42,8 +42,12 @@ SLUG = cenarios.SLUG
 # das células travadas importados, fora do relógio das células.
 LIMITS = ["--tempo-celula", "5", "--tempo-notebook", "40"]
 
-needs_bwrap = pytest.mark.skipif(not sandbox.bwrap_works()[0],
-                                 reason="bubblewrap indisponível (make apt-deps)")
+HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
+
+
+def needs_bwrap(f):
+    """Corrige na sandbox (bubblewrap) e leva dezenas de segundos."""
+    return pytest.mark.slow(pytest.mark.skipif(not HAS_BWRAP, reason=f"sandbox: {WHY_NOT}")(f))
 
 
 def run_cli(*args, check=True, **kw) -> subprocess.CompletedProcess:
@@ -79,8 +83,8 @@ def git_status() -> str:
 
 
 @pytest.fixture(scope="module")
-def turma(tmp_path_factory):
-    """Fonte, entregas e workspace da turma de fixtures, já corrigida."""
+def arquivos(tmp_path_factory):
+    """Fonte, workspace preparado (generate_assignment) e entregas da turma de fixtures."""
     base = tmp_path_factory.mktemp("turma")
     sol = base / "solucoes"
     cenarios.build_assignment(sol)
@@ -93,13 +97,20 @@ def turma(tmp_path_factory):
     students = cenarios.write_scenarios(release, subs, paths)
     (ws.root / "prazos.toml").write_text(
         f'fuso = "America/Sao_Paulo"\n[prazos]\n"{SLUG}" = "{cenarios.DEADLINE}"\n', encoding="utf-8")
+    return {"base": base, "sol": sol, "ws": ws, "subs": subs, "students": students, "paths": paths}
+
+
+@pytest.fixture(scope="module")
+def turma(arquivos):
+    """A turma de fixtures corrigida uma vez, com 2 processos e a sandbox."""
+    if not HAS_BWRAP:
+        pytest.skip(f"sandbox: {WHY_NOT}")
     before = git_status()
     t0 = time.monotonic()
-    p = run_cli("grade", subs, "--workspace", ws.root, "--solucoes", sol, "--jobs", "2", *LIMITS)
-    seconds = time.monotonic() - t0
-    return {"base": base, "sol": sol, "ws": ws, "subs": subs, "students": students,
-            "grades": read_csv(ws.root / "grades.csv"), "stderr": p.stderr, "seconds": seconds,
-            "git_before": before, "paths": paths}
+    p = run_cli("grade", arquivos["subs"], "--workspace", arquivos["ws"].root, "--solucoes", arquivos["sol"],
+                "--jobs", "2", *LIMITS)
+    return {**arquivos, "grades": read_csv(arquivos["ws"].root / "grades.csv"), "stderr": p.stderr,
+            "seconds": time.monotonic() - t0, "git_before": before}
 
 
 # ----------------------------------------------------------------------------- cenários
@@ -152,6 +163,13 @@ def test_late_is_judged_in_the_deadline_time_zone(turma):
 
 
 @needs_bwrap
+def test_output_flood_is_cut_and_the_notebook_stays_small(turma):
+    path = turma["ws"].autograded("print-flood", SLUG) / f"{SLUG}.ipynb"
+    assert path.stat().st_size < 8 * 1024 * 1024      # 10 MB impressos por teste visível e oculto
+    assert "saída cortada pelo corretor" in path.read_text(encoding="utf-8")
+
+
+@needs_bwrap
 def test_questions_csv_has_visible_and_hidden_results(turma):
     with open(turma["ws"].root / "questions.csv", encoding="utf-8") as f:
         rows = [r for r in csv.DictReader(f)]
@@ -186,17 +204,17 @@ def test_reading_the_solutions_works_without_sandbox(turma, tmp_path):
     assert float(row["score"]) == 2.0, row          # dobro passou: leu o gabarito
 
 
-def test_refuses_to_grade_without_bubblewrap_unless_told(turma, tmp_path, monkeypatch):
+def test_refuses_to_grade_without_bubblewrap_unless_told(arquivos, tmp_path, monkeypatch):
     from autograder.runner import GradeError, GradeOptions, run_grade
     monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
-    ws = Workspace(tmp_path / "ws", turma["sol"])
+    ws = Workspace(tmp_path / "ws", arquivos["sol"])
     with pytest.raises(GradeError, match="bubblewrap.*--sem-sandbox"):
-        run_grade(ws, GradeOptions(submissions=turma["subs"]))
+        run_grade(ws, GradeOptions(submissions=arquivos["subs"]))
     assert not (tmp_path / "ws" / "grades.csv").exists()
 
 
-def test_workspace_inside_the_repository_is_refused(turma):
-    p = run_cli("grade", turma["subs"], "--workspace", ROOT / "tmp-notas", "--solucoes", turma["sol"],
+def test_workspace_inside_the_repository_is_refused(arquivos):
+    p = run_cli("grade", arquivos["subs"], "--workspace", ROOT / "tmp-notas", "--solucoes", arquivos["sol"],
                 check=False)
     assert p.returncode == 2 and "fora do repositório" in p.stderr
     assert not (ROOT / "tmp-notas").exists()
@@ -213,8 +231,8 @@ def _nb_bytes(release, answers):
     return nbformat.writes(cenarios._solve(release, answers)).encode()
 
 
-def test_lms_zip_names_students_and_reads_naive_times_in_the_deadline_zone(turma, tmp_path):
-    release = turma["ws"].info(SLUG, "x").release[SLUG]
+def test_lms_zip_names_students_and_reads_naive_times_in_the_deadline_zone(arquivos, tmp_path):
+    release = arquivos["ws"].info(SLUG, "x").release[SLUG]
     z = tmp_path / "turma.zip"
     data = _nb_bytes(release, cenarios.CORRECT)
     with zipfile.ZipFile(z, "w") as f:
@@ -286,14 +304,23 @@ def test_static_check_flags_redefined_checkers_only(student, flagged):
     assert bool(integrity.static_flags(nb)) is flagged, integrity.static_flags(nb)
 
 
-def test_restoring_puts_a_deleted_test_back_in_place(turma):
-    release = turma["ws"].info(SLUG, "x").release[SLUG]
+def test_restoring_puts_a_deleted_test_back_in_place(arquivos):
+    release = arquivos["ws"].info(SLUG, "x").release[SLUG]
     nb = cenarios._solve(release, cenarios.CORRECT)
     ids = [integrity.grade_id(c) for c in nb.cells]
     nb.cells = [c for c in nb.cells if integrity.grade_id(c) != "test_dobro"]
     fixed, issues = integrity.restore_locked_cells(nb, release)
     assert [integrity.grade_id(c) for c in fixed.cells] == ids
     assert [i.kind for i in issues] == ["tampered"]
+
+
+def test_modules_imported_after_an_environment_change_are_not_preimported():
+    """TRITON_INTERPRET=1 antes de `import triton`: importar o triton antes quebraria o notebook."""
+    from autograder.job import warm_modules
+    nb = _nb(("import os\nimport numpy as np\nif True:\n    os.environ['TRITON_INTERPRET'] = '1'\n"
+              "import triton", True), ("import torch", True))
+    assert warm_modules(nb) == ["os", "numpy"]
+    assert warm_modules(_nb(("import numpy\nfrom torch import nn", True))) == ["numpy", "torch"]
 
 
 def test_hidden_tests_split_into_visible_and_hidden_parts():
