@@ -188,6 +188,14 @@ def test_sandbox_hides_solutions_gradebook_other_students_and_network(turma):
     out = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert out.count("bloqueado: FileNotFoundError") == 4, out   # gabarito, gradebook, colega, pasta
     assert "rede bloqueada" in out
+    # só os próprios processos (não o kernel pré-aquecido do próximo aluno), só a própria pasta
+    # em /tmp, sem capacidades; como root, o corretor roda o aluno como nobody
+    import re
+    assert int(re.search(r"processos visíveis: (\d+)", out)[1]) <= 3, out
+    assert len(eval(re.search(r"/tmp: (\[.*\])", out)[1])) == 1, out
+    assert "capacidades: 0000000000000000" in out
+    if os.geteuid() == 0:
+        assert f"uid: {sandbox.NOBODY}" in out
 
 
 @needs_bwrap
@@ -417,7 +425,7 @@ def test_changing_a_submission_regrades_only_that_student(turma, tmp_path):
     assert rows["wrong"]["score"] == rows["correct"]["score"] == "5"
 
 
-SERIAL = ["correct", "deleted-test", "patched-allclose", "os-exit"]
+SERIAL = ["correct", "deleted-test", "patched-allclose", "os-exit", "reads-solutions"]
 
 
 @pytest.fixture(scope="module")
@@ -429,8 +437,10 @@ def serial_resumed(turma, tmp_path_factory):
     for s in SERIAL:
         (subs / s).mkdir(parents=True)
         os.symlink(turma["subs"] / s / SLUG, subs / s / SLUG)
+    # em série e SEM o zigoto (um kernel avulso por notebook): as notas têm de ser as mesmas
     args = [sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
-            "--solucoes", str(turma["sol"]), "--jobs", "1", "--sem-feedback", "--sem-relatorio", *LIMITS]
+            "--solucoes", str(turma["sol"]), "--jobs", "1", "--sem-zigoto", "--sem-feedback",
+            "--sem-relatorio", *LIMITS]
     proc = subprocess.Popen(args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     results = ws / ".autograder" / "resultados" / SLUG
@@ -440,7 +450,8 @@ def serial_resumed(turma, tmp_path_factory):
     proc.send_signal(signal.SIGINT)
     _, err1 = proc.communicate(timeout=60)
     done_before = len(list(results.glob("*.json")))
-    p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], "--jobs", "1", *LIMITS)
+    p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], "--jobs", "1", "--sem-zigoto",
+                *LIMITS)
     return {"rc": proc.returncode, "err1": err1, "done_before": done_before, "err2": p.stderr,
             "grades": read_csv(ws / "grades.csv")}
 
@@ -456,7 +467,7 @@ def test_interrupted_grading_resumes_without_regrading_finished_students(serial_
 
 
 @needs_bwrap
-def test_serial_and_parallel_grading_give_the_same_rows(turma, serial_resumed):
+def test_serial_without_zygote_and_parallel_with_zygote_give_the_same_rows(turma, serial_resumed):
     cols = ("score", "max_score", "status", "details", "needs_manual_grade")
     for s in SERIAL:
         assert {c: serial_resumed["grades"][s][c] for c in cols} == \
