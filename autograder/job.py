@@ -123,6 +123,13 @@ def _touches_environment(node) -> bool:
     return False
 
 
+# Só estes pacotes são importados antes do notebook: são os caros (~1 s de CPU) e não
+# dependem de nada que o kernel ou o notebook configure. O matplotlib, por exemplo,
+# escolhe o backend ao ser importado (o ipykernel define MPLBACKEND=inline ao iniciar),
+# e o triton lê TRITON_INTERPRET.
+WARM_ALLOWED = ("numpy", "torch")
+
+
 def warm_modules(release_nb, unsafe: bool = False) -> list[str]:
     """Módulos que as células travadas importam e que podem ser importados antes da hora.
 
@@ -149,7 +156,9 @@ def warm_modules(release_nb, unsafe: bool = False) -> list[str]:
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 found = [node.module]
             (later if stopped else safe).extend(found)
-    return list(dict.fromkeys(later if unsafe else safe))
+    if unsafe:
+        return list(dict.fromkeys(later))
+    return [m for m in dict.fromkeys(safe) if m.split(".")[0] in WARM_ALLOWED]
 
 
 def warm_union(infos) -> list[str]:

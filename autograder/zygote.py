@@ -90,6 +90,7 @@ def _write(path: str, text: str) -> None:
 def _child(cfg: dict, req: dict) -> None:
     """Processo do meio: isola e cria o kernel (neto, PID 1 do namespace novo)."""
     run = req["run_dir"]
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)   # o reaper do zigoto não pode colher os filhos do aluno
     _die_with_parent()
     os.setsid()
     log = os.open(os.path.join(run, "kernel.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -166,10 +167,12 @@ def main() -> None:
     cfg = json.loads(sys.argv[1])
     os.environ.update(cfg["env"])                  # 1 thread de BLAS antes de importar
     for mod in ["ipykernel.kernelapp", *cfg["warm"]]:
+        before = set(sys.modules)
         try:
             __import__(mod)
-        except Exception:  # noqa: BLE001 - módulo opcional que não existe aqui
-            pass
+        except Exception:  # noqa: BLE001 - não pré-importa; e não deixa módulo pela metade
+            for name in set(sys.modules) - before:
+                del sys.modules[name]
     signal.signal(signal.SIGCHLD, _reap)
     out = sys.stdout
     out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")

@@ -163,6 +163,14 @@ def test_late_is_judged_in_the_deadline_time_zone(turma):
 
 
 @needs_bwrap
+def test_student_plots_are_captured_inline(turma):
+    nb = nbformat.read(turma["ws"].autograded("correct", SLUG) / f"{SLUG}.ipynb", as_version=4)
+    kinds = [o.output_type for c in nb.cells if c.cell_type == "code" for o in c.outputs
+             if "image/png" in o.get("data", {})]
+    assert kinds == ["display_data"]
+
+
+@needs_bwrap
 def test_output_flood_is_cut_and_the_notebook_stays_small(turma):
     path = turma["ws"].autograded("print-flood", SLUG) / f"{SLUG}.ipynb"
     assert path.stat().st_size < 8 * 1024 * 1024      # 10 MB impressos por teste visível e oculto
@@ -194,6 +202,7 @@ def test_sandbox_hides_solutions_gradebook_other_students_and_network(turma):
     assert int(re.search(r"processos visíveis: (\d+)", out)[1]) <= 3, out
     assert len(eval(re.search(r"/tmp: (\[.*\])", out)[1])) == 1, out
     assert "capacidades: 0000000000000000" in out
+    assert "subprocesso: ok" in out                 # o aluno ainda pode rodar programas
     if os.geteuid() == 0:
         assert f"uid: {sandbox.NOBODY}" in out
 
@@ -327,8 +336,10 @@ def test_modules_imported_after_an_environment_change_are_not_preimported():
     from autograder.job import warm_modules
     nb = _nb(("import os\nimport numpy as np\nif True:\n    os.environ['TRITON_INTERPRET'] = '1'\n"
               "import triton", True), ("import torch", True))
-    assert warm_modules(nb) == ["os", "numpy"]
-    assert warm_modules(_nb(("import numpy\nfrom torch import nn", True))) == ["numpy", "torch"]
+    assert warm_modules(nb) == ["numpy"]              # e só numpy/torch: os baratos não valem o risco
+    assert warm_modules(nb, unsafe=True) == ["triton", "torch"]
+    assert warm_modules(_nb(("import numpy\nfrom torch import nn\nimport matplotlib.pyplot", True))) \
+        == ["numpy", "torch"]
 
 
 def test_hidden_tests_split_into_visible_and_hidden_parts():
