@@ -199,6 +199,10 @@ def _relative_tracebacks(app, doctree):
 def setup(app):
     if not (ES5 / "tex-chtml.js").exists():
         raise RuntimeError(f"MathJax local não encontrado em {ES5}; rode `make` para instalar")
+    # O MathJax em toda página, não só nas que têm fórmulas no corpo: o sumário
+    # lateral e os links anterior/próxima mostram títulos com matemática
+    # (capítulo 1: $QK^\top$), que sem ele apareceriam como LaTeX cru.
+    app.set_html_assets_policy("always")
     app.connect("config-inited", _set_path)
     app.connect("config-inited", _drop_thebe)
     app.connect("html-page-context", _plain_titles, priority=900)
