@@ -160,17 +160,25 @@ async () => {
 
 OVERFLOW_JS = r"""
 () => {
+  // Na largura do celular, nada pode passar da borda direita, a não ser dentro
+  // de uma rolagem local do próprio conteúdo (bloco de código, fórmula longa,
+  // tabela): se quem rola é a página ou a coluna inteira do artigo, o leitor
+  // precisa arrastar o texto todo para o lado.
   const w = document.documentElement.clientWidth;
   const over = Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - w;
+  const article = document.querySelector("article.bd-article") || document.querySelector("main");
   const culprits = [];
-  if (over > 0) {
-    for (const el of document.querySelectorAll("main *")) {
-      const r = el.getBoundingClientRect();
-      if (r.width > 0 && r.right > w + 1 && el.checkVisibility()) {
-        culprits.push(el.tagName.toLowerCase() + "." + [...el.classList].slice(0, 3).join(".") +
-                      " (direita em " + Math.round(r.right) + " px)");
-        if (culprits.length >= 6) break;
-      }
+  for (const el of article.querySelectorAll("*")) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= w + 1 || !el.checkVisibility()) continue;
+    let clip = el.parentElement;
+    while (clip && clip !== document.body && getComputedStyle(clip).overflowX === "visible") {
+      clip = clip.parentElement;
+    }
+    if (!clip || clip === document.body || clip.contains(article)) {
+      culprits.push(el.tagName.toLowerCase() + "." + [...el.classList].slice(0, 3).join(".") +
+                    " (borda direita em " + Math.round(r.right) + " px)");
+      if (culprits.length >= 6) break;
     }
   }
   return {width: w, over: over, culprits: culprits};
