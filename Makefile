@@ -12,6 +12,8 @@ APT_STAMP := .cache/.apt-instalado
 PORT ?= 8000
 JOBS ?= 2
 export PYTHONHASHSEED := 0
+# O bin/ do ambiente primeiro no PATH: o nbgrader chama `alembic` pelo PATH.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 # O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1

@@ -14,6 +14,7 @@ versionado.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,14 @@ import nbformat
 from . import fontes
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def nbgrader_env() -> dict[str, str]:
+    """Ambiente para chamar o nbgrader: ele roda `alembic` pelo PATH, então o
+    bin/ do ambiente virtual precisa estar no PATH mesmo sem `activate`."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return env
 
 
 def assignments() -> list[str]:
@@ -63,7 +72,7 @@ def generate(slugs: list[str], out_root: Path = ROOT) -> list[Path]:
                 f"--CourseDirectory.db_url=sqlite:///{db}",
                 "--log-level=WARN",
             ]
-            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=nbgrader_env())
             if proc.returncode != 0:
                 raise RuntimeError(f"nbgrader generate_assignment {slug} falhou:\n{proc.stdout}\n{proc.stderr}")
             for nb_path in sorted(dest.glob("*.ipynb")):

@@ -138,14 +138,15 @@ def graded(tmp_path_factory):
     common = [f"--CourseDirectory.root={course}", f"--CourseDirectory.db_url={db}", "--log-level=ERROR"]
     for slug in SLUGS:
         subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", slug, "--force", *common],
-                       check=True, capture_output=True, cwd=course)
+                       check=True, capture_output=True, cwd=course, env=release.nbgrader_env())
         makers = {"solucao": _source_nb, "branco": _blank, "errado": _wrong}
         for student, make in makers.items():
             dest = course / "submitted" / student / slug / f"{slug}.ipynb"
             dest.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(make(slug), dest)
         proc = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", slug, "--force", *common,
-                               "--Execute.timeout=120"], capture_output=True, text=True, cwd=course)
+                               "--Execute.timeout=120"], capture_output=True, text=True, cwd=course,
+                              env=release.nbgrader_env())
         assert proc.returncode == 0, proc.stdout + proc.stderr
     from nbgrader.api import Gradebook
 
