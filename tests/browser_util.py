@@ -110,6 +110,8 @@ async () => {
     (el.classList.length ? "." + [...el.classList].slice(0, 3).join(".") : "");
 
   out.title = document.title;
+  const h1 = document.querySelector("article h1");
+  out.h1 = h1 ? h1.innerText.replace(/#$/, "").trim() : "";
   const mathEls = [...document.querySelectorAll("span.math, div.math")];
   out.mathCount = mathEls.length;
   out.mathUnrendered = mathEls.filter(e => !e.querySelector("mjx-container"))

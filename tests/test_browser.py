@@ -93,6 +93,9 @@ def reports(tab, site):
     t0 = time.perf_counter()
     out = {p: recorder.visit(page, p, page_url(site, p)) for p in PAGES}
     print(f"\n[navegador] {len(out)} páginas abertas e medidas em {time.perf_counter() - t0:.1f} s")
+    for r in out.values():  # avisos não reprovam (o Chromium emite alguns por conta própria), mas aparecem
+        for w in r.console_warnings:
+            print(f"[navegador] aviso no console em {r.page}: {w}")
     return out
 
 
@@ -173,6 +176,15 @@ def test_page_fits_a_phone_screen(reports, page):
 # Navegação
 # --------------------------------------------------------------------------
 
+@pytest.mark.parametrize("extra", ["search.html", "genindex.html"])
+def test_search_and_index_pages_load_cleanly(tab, site, extra):
+    page, recorder = tab
+    r = recorder.visit(page, extra, site + extra)
+    problems = r.console_errors + r.page_errors + r.failed_requests + r.external_requests
+    assert r.status == 200 and not problems, f"{extra}: {problems}"
+    assert not RAW_TEX.search(r.probe["visibleText"]), f"{extra}: LaTeX cru no texto"
+
+
 def test_root_url_opens_the_first_page(tab, site):
     page, _ = tab
     page.goto(site, wait_until="load")
@@ -216,33 +228,69 @@ def test_on_a_phone_the_menu_button_opens_the_table_of_contents(tab, site):
         page.set_viewport_size(DESKTOP)
 
 
-def search(page, site, term: str) -> list[str]:
-    """Busca `term` na página de busca do Sphinx e devolve os endereços encontrados."""
-    page.goto(f"{site}search.html?q={quote(term)}", wait_until="load")
-    page.wait_for_function(
-        "() => typeof Search !== 'undefined' && Search._pulse_status === -1"
-        " && document.querySelector('#search-results .search-summary')")
+# O searchtools.js escreve "Buscando" com reticências animadas (um <span>) no
+# <h2> e troca tudo por "Resultados da Busca" quando termina. (Search._pulse_status
+# não serve: a animação volta a 0 meio segundo depois de parar, bug do Sphinx 7.4.)
+SEARCH_DONE_JS = """() => {
+    const h = document.querySelector('#search-results h2');
+    return h && !h.querySelector('span') && document.querySelector('#search-results .search-summary');
+}"""
+# Cada resultado ganha o seu resumo (buscado depois, página a página) e o
+# MathJax renderiza título e resumo; esperamos isso, até um limite.
+SEARCH_SETTLED_JS = """([raw]) => {
+    const items = [...document.querySelectorAll('#search-results ul.search > li')];
+    const text = document.getElementById('search-results').innerText;
+    return items.every(li => li.querySelector('p.context')) && !new RegExp(raw).test(text);
+}"""
+
+
+def search(tab, site, term: str) -> list[str]:
+    """Busca `term` na página de busca do Sphinx e devolve os endereços encontrados.
+
+    Confere também o que o leitor vê na lista: console limpo e nenhum LaTeX cru
+    nos títulos e resumos dos resultados.
+    """
+    page, recorder = tab
+    r = recorder.visit(page, f"busca por {term!r}", f"{site}search.html?q={quote(term)}")
+    problems = r.console_errors + r.page_errors + r.failed_requests + r.external_requests
+    assert not problems, f"busca por {term!r}: {problems}"
+    try:
+        page.wait_for_function(SEARCH_DONE_JS)
+    except Exception as exc:
+        state = page.evaluate("() => (document.getElementById('search-results') || {}).innerHTML")
+        pytest.fail(f"busca por {term!r} não terminou: {exc}; estado {state}; console {r.console_errors}")
+    try:
+        page.wait_for_function(SEARCH_SETTLED_JS, arg=[RAW_TEX.pattern], timeout=10_000)
+    except Exception:
+        pass  # o assert abaixo diz o que sobrou
+    shown = page.inner_text("#search-results")
+    raw = sorted({m.group(0) for m in RAW_TEX.finditer(shown)})
+    assert not raw, f"busca por {term!r}: LaTeX cru nos resultados: {raw[:8]}\n{shown[:800]}"
     hrefs = page.eval_on_selector_all("#search-results ul.search li > a", "els => els.map(a => a.href)")
     return sorted({strip_url(h) for h in hrefs})
 
 
+def test_search_results_show_titles_and_summaries_without_raw_latex(tab, site):
+    # "atenção" aparece em quase toda página, inclusive nas cheias de fórmulas.
+    found = search(tab, site, "atenção")
+    assert len(found) >= 3, found
+
+
 def test_search_finds_an_accented_portuguese_word(tab, site, reports):
-    page, _ = tab
     word = "máscara"
     # Toda página cujo texto mostra a palavra deve aparecer na busca.
     want = {page_url(site, p) for p, r in reports.items()
             if re.search(rf"(?<!\w){word}", r.probe["articleText"], re.IGNORECASE)}
     assert page_url(site, "book/apendices/glossario") in want
-    found = set(search(page, site, word))
+    found = set(search(tab, site, word))
     assert want <= found, f"a busca por {word!r} não achou: {sorted(want - found)}; achou {sorted(found)}"
 
 
 def test_search_finds_a_term_from_the_last_chapter(tab, site, reports):
-    page, _ = tab
     last, _slug = chapters()[-1]
-    title = reports[last].probe["articleText"].strip().splitlines()[0]
+    title = reports[last].probe["h1"]
     word = max(re.findall(r"[^\W\d_]{4,}", title), key=len)
-    found = search(page, site, word)
+    found = search(tab, site, word)
     assert page_url(site, last) in found, f"a busca por {word!r} (título de {last}) não achou a página: {found}"
 
 

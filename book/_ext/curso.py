@@ -21,12 +21,16 @@
      texto Unicode (``$QK^\\top$`` -> ``QKᵀ``);
    - caminhos absolutos da máquina que construiu o livro nos tracebacks das
      células ``raises-exception`` (``File /home/.../atencao/core.py`` vira
-     ``File atencao/core.py``).
+     ``File atencao/core.py``);
+   - LaTeX cru e texto dos botões do tema nos resultados da busca (o MathJax
+     em toda página e book/_static/curso.js).
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
 import re
 import shutil
 from pathlib import Path
@@ -164,16 +168,53 @@ def tex_to_text(tex: str) -> str:
 _INLINE_MATH = re.compile(r"\\\((.+?)\\\)", re.S)
 
 
+def _plain_text(node) -> str:
+    """O texto de um título com a matemática em Unicode (em vez do TeX de astext())."""
+    parts = [tex_to_text(n.astext()) if isinstance(n, nodes.math) else n.astext()
+             for n in node.findall(lambda n: isinstance(n, (nodes.math, nodes.Text))
+                                   and not isinstance(n.parent, nodes.math))]
+    return "".join(parts)
+
+
 def _plain_titles(app, pagename, templatename, context, doctree):
     if "title" in context and context["title"]:
         context["title"] = _INLINE_MATH.sub(
             lambda m: html.escape(tex_to_text(html.unescape(m[1]))), context["title"])
     node = app.env.titles.get(pagename)
     if node is not None and "pagetitle" in context:
-        parts = [tex_to_text(n.astext()) if isinstance(n, nodes.math) else n.astext()
-                 for n in node.findall(lambda n: isinstance(n, (nodes.math, nodes.Text))
-                                       and not isinstance(n.parent, nodes.math))]
-        context["pagetitle"] = "".join(parts)
+        context["pagetitle"] = _plain_text(node)
+
+
+def _plain_search_titles(app, exc):
+    """Títulos de seção com matemática, no índice da busca, em texto Unicode.
+
+    A busca mostra "Capítulo > Seção" com a seção vinda de ``title.astext()``,
+    que para ``$QK^\\top$`` é o TeX sem delimitadores (``QK^\\top``): nem o
+    MathJax o reconhece. Reescrevemos essas chaves de ``alltitles``.
+    """
+    if exc is not None or app.builder.format != "html":
+        return
+    index = Path(app.outdir) / "searchindex.js"
+    prefix, suffix = "Search.setIndex(", ")"
+    text = index.read_text(encoding="utf-8") if index.exists() else ""
+    if not (text.startswith(prefix) and text.endswith(suffix)):
+        return
+    plain = {}
+    for docname in sorted(app.env.found_docs):
+        try:
+            doctree = app.env.get_doctree(docname)
+        except (FileNotFoundError, OSError):
+            continue
+        for title in doctree.findall(nodes.title):
+            if next(iter(title.findall(nodes.math)), None) is not None:
+                plain[title.astext()] = _plain_text(title)
+    data = json.loads(text[len(prefix):-len(suffix)])
+    titles: dict[str, list] = {}
+    for key, places in data.get("alltitles", {}).items():
+        titles.setdefault(plain.get(key, key), []).extend(places)
+    data["alltitles"] = titles
+    index.write_text(prefix + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + suffix,
+                     encoding="utf-8")
 
 
 # --------------------------------------------------------------------------
@@ -196,6 +237,20 @@ def _relative_tracebacks(app, doctree):
             block.rawsource = new
 
 
+def _digest() -> str:
+    """Impressão digital desta extensão e de book/_static/.
+
+    Registrada como valor de configuração que exige reler tudo: sem ela, uma
+    mudança só aqui (ou num CSS/JS) não deixa nenhuma página "desatualizada", e
+    o Sphinx não reescreve nada (a construção incremental fica velha em silêncio).
+    """
+    h = hashlib.sha256(Path(__file__).read_bytes())
+    static = Path(__file__).resolve().parent.parent / "_static"
+    for f in sorted(p for p in static.rglob("*") if p.is_file()):
+        h.update(str(f.relative_to(static)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def setup(app):
     if not (ES5 / "tex-chtml.js").exists():
         raise RuntimeError(f"MathJax local não encontrado em {ES5}; rode `make` para instalar")
@@ -203,10 +258,14 @@ def setup(app):
     # lateral e os links anterior/próxima mostram títulos com matemática
     # (capítulo 1: $QK^\top$), que sem ele apareceriam como LaTeX cru.
     app.set_html_assets_policy("always")
+    # Busca sem LaTeX cru nem texto dos botões do tema nos resultados (book/_static/curso.js).
+    app.add_js_file("curso.js")
     app.connect("config-inited", _set_path)
     app.connect("config-inited", _drop_thebe)
     app.connect("html-page-context", _plain_titles, priority=900)
     app.connect("doctree-read", _relative_tracebacks)
     app.connect("build-finished", _copy)
+    app.connect("build-finished", _plain_search_titles)
     app.add_directive("exercicio", Exercicio)
+    app.add_config_value("curso_digest", _digest(), "env")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
