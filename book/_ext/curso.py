@@ -237,14 +237,20 @@ def _relative_tracebacks(app, doctree):
             block.rawsource = new
 
 
-def _digest() -> str:
-    """Impressão digital desta extensão e de book/_static/.
+def _digest(app) -> str:
+    """Impressão digital desta extensão, de book/_static/ e do _toc.yml.
 
     Registrada como valor de configuração que exige reler tudo: sem ela, uma
     mudança só aqui (ou num CSS/JS) não deixa nenhuma página "desatualizada", e
-    o Sphinx não reescreve nada (a construção incremental fica velha em silêncio).
+    o Sphinx não reescreve nada; e um capítulo novo no _toc.yml só é escrito
+    ele mesmo, deixando nas outras páginas o menu lateral e o link "próximo"
+    antigos (visto: o capítulo 1 continuava apontando para o glossário). Reler
+    tudo não reexecuta nada: as saídas vêm do cache do jupyter-cache.
     """
     h = hashlib.sha256(Path(__file__).read_bytes())
+    toc = _repo_root(app) / "_toc.yml"
+    if toc.exists():
+        h.update(toc.read_bytes())
     static = Path(__file__).resolve().parent.parent / "_static"
     for f in sorted(p for p in static.rglob("*") if p.is_file()):
         h.update(str(f.relative_to(static)).encode() + b"\0" + f.read_bytes())
@@ -267,5 +273,5 @@ def setup(app):
     app.connect("build-finished", _copy)
     app.connect("build-finished", _plain_search_titles)
     app.add_directive("exercicio", Exercicio)
-    app.add_config_value("curso_digest", _digest(), "env")
+    app.add_config_value("curso_digest", _digest(app), "env")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
