@@ -5,5 +5,7 @@ os testes em tests/ conferem cada peça contra o torch e contra fórmulas fechad
 """
 
 from .core import attention, causal_mask, scale, scores, softmax
+from .flash import FlashAttentionFunction, SoftmaxState, count_blocks, merge, online_softmax, tiled_attention
 
 __all__ = ["scores", "scale", "causal_mask", "softmax", "attention"]
+__all__ += ["online_softmax", "SoftmaxState", "merge", "count_blocks", "tiled_attention", "FlashAttentionFunction"]
