@@ -5,5 +5,10 @@ os testes em tests/ conferem cada peça contra o torch e contra fórmulas fechad
 """
 
 from .core import attention, causal_mask, scale, scores, softmax
+from .model import (
+    Block, KVCache, MultiHeadAttention, RMSNorm, SwiGLU, TinyConfig, TinyModel, Tracer, rope,
+)
 
 __all__ = ["scores", "scale", "causal_mask", "softmax", "attention"]
+__all__ += ["MultiHeadAttention", "RMSNorm", "rope", "SwiGLU", "Block", "TinyConfig", "TinyModel",
+            "Tracer", "KVCache"]
