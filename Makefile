@@ -1,0 +1,83 @@
+# Atenção causal, do produto escalar ao kernel — comandos do curso.
+# Cada alvo faz a própria preparação numa máquina nova: ambiente virtual,
+# pacotes fixados em requirements.txt e pacotes Debian (chromium, bubblewrap).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.instalado
+APT_STAMP := .cache/.apt-instalado
+PORT ?= 8000
+JOBS ?= 2
+export PYTHONHASHSEED := 0
+# O bin/ do ambiente primeiro no PATH: o nbgrader chama `alembic` pelo PATH.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export OMP_NUM_THREADS ?= 2
+# O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: all book test release serve bench grade clean deps apt-deps help
+
+help:
+	@echo "make book     constrói o livro (HTML em _build/html), executando todos os capítulos"
+	@echo "make test     roda todos os testes (pacote, livro, nbgrader, navegador, autograder)"
+	@echo "make release  regenera exercises/ a partir de solutions/"
+	@echo "make serve    serve _build/html em http://localhost:$(PORT)"
+	@echo "make bench    mede e grava bench/results.md"
+	@echo "make grade SUBMISSOES=pasta_ou_zip WORKSPACE=pasta   corrige uma turma"
+
+all: book
+
+$(STAMP): requirements.txt pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "erro: $(PYTHON) não encontrado (o curso usa Python 3.11)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+deps: $(STAMP)
+
+# Pacotes Debian: chromium (testes no navegador) e bubblewrap (caixa de areia
+# da correção). Só instala o que falta; precisa de root ou sudo.
+$(APT_STAMP):
+	@mkdir -p .cache
+	@need=""; \
+	command -v chromium >/dev/null || need="$$need chromium"; \
+	command -v bwrap >/dev/null || need="$$need bubblewrap"; \
+	command -v prlimit >/dev/null || need="$$need util-linux"; \
+	fonts=$$(fc-list 2>/dev/null | grep -ci dejavu || true); [ "$$fonts" != "0" ] || need="$$need fonts-dejavu-core"; \
+	if [ -n "$$need" ]; then \
+	  echo "instalando pacotes Debian:$$need"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$need >/dev/null; \
+	fi
+	touch $@
+
+apt-deps: $(APT_STAMP)
+
+release: $(STAMP)
+	$(BIN)/python -m autograder.release
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
+	@echo "livro em _build/html/index.html"
+
+serve:
+	@test -f _build/html/index.html || { echo "rode 'make book' antes"; exit 1; }
+	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+test: $(STAMP) $(APT_STAMP) book
+	$(BIN)/python -m pytest -q -ra --durations=15
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+grade: $(STAMP) $(APT_STAMP)
+	@test -n "$(SUBMISSOES)" -a -n "$(WORKSPACE)" || { echo "uso: make grade SUBMISSOES=pasta_ou_zip WORKSPACE=pasta [JOBS=2]"; exit 1; }
+	$(BIN)/python -m autograder grade "$(SUBMISSOES)" --workspace "$(WORKSPACE)" --jobs $(JOBS)
+
+clean:
+	rm -rf _build .pytest_cache

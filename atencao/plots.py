@@ -1,0 +1,102 @@
+"""Figuras do livro com um só estilo: rótulos em português, mapas de calor legíveis.
+
+Os capítulos importam daqui em vez de repetir código de gráfico.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+
+# Paleta e tamanhos comuns a todas as figuras do livro.
+STYLE = {
+    "figure.dpi": 110,
+    "savefig.dpi": 110,
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "figure.autolayout": True,
+}
+plt.rcParams.update(STYLE)
+
+
+def _as_numpy(x):
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().float().numpy()
+    return np.asarray(x)
+
+
+def heatmap(
+    matrix,
+    ax=None,
+    row_labels=None,
+    col_labels=None,
+    title: str = "",
+    xlabel: str = "chave j",
+    ylabel: str = "consulta i",
+    cbar_label: str = "",
+    cmap: str = "viridis",
+    annotate: bool | None = None,
+    fmt: str = "{:.2f}",
+    masked=None,
+):
+    """Mapa de calor de uma matriz (n, m), com a origem no canto superior esquerdo.
+
+    `masked`: máscara booleana (n, m); posições True aparecem em cinza-claro
+    (as posições proibidas da máscara causal). `annotate` escreve os valores
+    nas células (padrão: só quando a matriz é pequena).
+    """
+    a = _as_numpy(matrix).astype(float)
+    if a.ndim != 2:
+        raise ValueError(f"heatmap espera uma matriz 2D (n, m), veio forma {a.shape}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.5 * a.shape[1] + 2.5, 0.45 * a.shape[0] + 1.5))
+    shown = np.ma.masked_array(a, mask=None if masked is None else np.asarray(masked, bool))
+    shown = np.ma.masked_invalid(shown)
+    cm = matplotlib.colormaps[cmap].copy()
+    cm.set_bad("#e6e6e6")
+    im = ax.imshow(shown, cmap=cm, aspect="auto")
+    if annotate is None:
+        annotate = a.size <= 100
+    if annotate:
+        lo, hi = np.nanmin(shown), np.nanmax(shown)
+        mid = (lo + hi) / 2
+        for (i, j), val in np.ndenumerate(a):
+            if np.ma.is_masked(shown[i, j]):
+                continue
+            color = "black" if val > mid else "white"
+            ax.text(j, i, fmt.format(val), ha="center", va="center", fontsize=8, color=color)
+    if row_labels is not None:
+        ax.set_yticks(range(len(row_labels)), row_labels)
+    if col_labels is not None:
+        ax.set_xticks(range(len(col_labels)), col_labels, rotation=45, ha="right")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    cb = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    if cbar_label:
+        cb.set_label(cbar_label)
+    return ax
+
+
+def fmt_int(n: int) -> str:
+    """Inteiro com separador de milhar brasileiro: 1048576 -> '1.048.576'."""
+    return f"{int(n):,}".replace(",", ".")
+
+
+def fmt_num(x: float, casas: int = 2) -> str:
+    """Número com vírgula decimal: 98.2012 -> '98,20'."""
+    s = f"{x:,.{casas}f}"
+    return s.replace(",", "X").replace(".", ",").replace("X", ".")
+
+
+def fmt_bytes(n: float) -> str:
+    """Bytes em unidades binárias, com vírgula decimal: 4194304 -> '4,00 MiB'."""
+    for unit in ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]:
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{fmt_num(n, 2 if unit != 'B' else 0)} {unit}"
+        n /= 1024
+    raise AssertionError("inalcançável")

@@ -1,0 +1,80 @@
+"""`make bench`: mede a construção do livro e a bateria de testes e roda os
+benchmarks de desempenho que existirem em bench/ (cada um escreve a sua seção
+de bench/results.md entre marcadores <!-- nome:start --> / <!-- nome:end -->).
+
+Tempos de parede numa máquina de 2 núcleos; variam entre execuções (veja
+TRAPS.md), por isso cada seção diz a data e a máquina.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results.md"
+JB = [sys.executable, "-m", "jupyter_book.cli.main"]
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} núcleos, Python {platform.python_version()}"
+
+
+def write_section(name: str, body: str) -> None:
+    """Substitui (ou acrescenta) a seção `name` de bench/results.md."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Medições\n"
+    block = f"{start}\n{body.rstrip()}\n{end}"
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        _, after = rest.split(end, 1)
+        text = before + block + after
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    RESULTS.write_text(text, encoding="utf-8")
+
+
+def timed(cmd: list[str], **kw) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, **kw)
+    return time.perf_counter() - t0
+
+
+def bench_build_and_tests() -> None:
+    build = [*JB, "build", ".", "--builder", "html", "-W", "-n", "--keep-going"]
+    shutil.rmtree(ROOT / "_build", ignore_errors=True)
+    clean = timed(build)
+    cached = timed(build)
+    tests = timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"])
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    write_section("build", "\n".join([
+        "## Construção do livro e testes",
+        "",
+        f"Medido em {now}; {machine()}.",
+        "",
+        "| o quê | tempo de parede |",
+        "|---|---|",
+        f"| `jupyter-book build` limpo (executa todos os capítulos) | {clean:.1f} s |",
+        f"| `jupyter-book build` com cache (nada mudou) | {cached:.1f} s |",
+        f"| `pytest` (bateria inteira, livro já construído) | {tests:.1f} s |",
+    ]))
+    print(f"livro limpo {clean:.1f} s, com cache {cached:.1f} s, testes {tests:.1f} s")
+
+
+def main() -> int:
+    bench_build_and_tests()
+    for script in sorted((ROOT / "bench").glob("bench_*.py")):
+        print(f"rodando {script.name}")
+        subprocess.run([sys.executable, str(script)], cwd=ROOT, check=True)
+    print(f"resultados em {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""O livro construído (make test constrói antes): toda página do sumário existe,
+foi executada, e não sobrou erro nem marcação crua no HTML."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "_build" / "html"
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for ch in part.get("chapters", []):
+            files.append(ch["file"])
+            files += [s["file"] for s in ch.get("sections", [])]
+    return files
+
+
+@pytest.fixture(scope="module")
+def built():
+    if not (HTML / "index.html").exists():
+        pytest.fail("_build/html não existe: rode `make book` (make test faz isso antes do pytest)")
+    return HTML
+
+
+@pytest.mark.parametrize("page", toc_files())
+def test_every_toc_page_is_built_without_errors(built, page):
+    path = built / f"{page}.html"
+    assert path.exists(), f"página {page} não foi construída"
+    html = path.read_text(encoding="utf-8")
+    assert "Traceback (most recent call last)" not in html or "raises-exception" in html
+    assert not re.search(r"\{glue(:\w+)?\}`", html), f"{page}: glue não resolvido"
+    assert 'lang="pt-BR"' in html, f"{page}: idioma da página não é pt-BR"
+
+
+def test_chapter_pages_were_executed(built):
+    """Toda página de capítulo com {code-cell} tem saídas de célula no HTML."""
+    for page in toc_files():
+        src = ROOT / f"{page}.md"
+        if src.exists() and "{code-cell}" in src.read_text(encoding="utf-8"):
+            html = (built / f"{page}.html").read_text(encoding="utf-8")
+            assert "cell_output" in html, f"{page}: nenhuma saída de célula (não foi executada?)"
+
+
+def test_mathjax_is_served_locally(built):
+    html = (built / "book" / "intro.html").read_text(encoding="utf-8")
+    scripts = re.findall(r'<script[^>]+src="([^"]+)"', html)
+    assert any("mathjax/tex-chtml.js" in s for s in scripts)
+    assert not [s for s in scripts if s.startswith(("http://", "https://", "//"))], scripts
+    assert (built / "_static" / "mathjax" / "tex-chtml.js").exists()
+    assert list((built / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+
+
+def test_exercise_notebooks_are_shipped_with_the_site(built):
+    for nb in (ROOT / "exercises").glob("*/*.ipynb"):
+        assert (built / "exercicios" / nb.name).read_bytes() == nb.read_bytes()
