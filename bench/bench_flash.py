@@ -9,9 +9,12 @@ execução (os tempos absolutos nesta máquina variam até 20x entre execuções
 2. memória: pico de memória extra de ``tiled_attention`` contra a atenção
    ingênua (``atencao.attention``, que materializa as pontuações T x T) em
    T = 4096; meta: < 5 %. Dois métodos: contabilidade dos tensores criados
-   (TorchDispatchMode) e pico de RSS num subprocesso novo.
+   (TorchDispatchMode) e pico de RSS num subprocesso novo;
+3. decodificação: ``TinyModel.generate`` com KV cache contra recalcular o
+   modelo inteiro a cada token, configuração "tiny", prompt de 1024 tokens,
+   256 tokens novos, gulosa; meta: >= 10x e tokens idênticos.
 
-Uso:  python bench/bench_flash.py [speed] [memory]   (sem argumentos: todos)
+Uso:  python bench/bench_flash.py [speed] [memory] [decode]   (sem argumentos: todos)
 Escreve a seção <!-- flash:start --> ... <!-- flash:end --> de bench/results.md
 e sai com código 1 se alguma meta não foi atingida.
 """
@@ -136,19 +139,57 @@ def bench_memory(T=4096):
     return body, ok
 
 
+def bench_decode(prompt_len=1024, new_tokens=256, rounds_cache=5, rounds_full=1):
+    torch.manual_seed(0)
+    model = at.TinyModel(at.TinyConfig()).eval()  # pesos aleatórios: o custo não depende do treino
+    g = torch.Generator().manual_seed(1)
+    idx = torch.randint(0, model.config.vocab_size, (1, prompt_len), generator=g)  # (B=1, T0)
+    times = {"cache": [], "full": []}
+    outs = {}
+    schedule = ["cache", "full"] * rounds_full + ["cache"] * (rounds_cache - rounds_full)
+    for name in schedule:  # intercalado: os dois caminhos veem o mesmo ruído
+        t0 = time.perf_counter()
+        out = model.generate(idx, new_tokens, use_cache=(name == "cache"))
+        times[name].append(time.perf_counter() - t0)
+        outs.setdefault(name, out)
+        print(name, f"{times[name][-1]:.2f} s", flush=True)
+    best = {k: min(v) for k, v in times.items()}
+    same = bool(torch.equal(outs["cache"], outs["full"]))
+    ratio = best["full"] / best["cache"]
+    ok = ratio >= 10 and same
+    cfg = model.config
+    body = (
+        "### Decodificação: KV cache contra recalcular tudo\n\n"
+        f"`TinyModel` \"tiny\" (d_model={cfg.d_model}, {cfg.n_layers} camadas, {cfg.n_heads} cabeças de "
+        f"consulta, {cfg.n_kv_heads} de chave/valor, vocabulário {cfg.vocab_size}; pesos aleatórios), "
+        f"prompt de {prompt_len} tokens, {new_tokens} tokens novos, escolha gulosa (argmax), float32. "
+        f"Melhor de {rounds_cache} gerações com cache; sem cache, {rounds_full} geração(ões), porque cada "
+        "uma leva minutos nesta máquina e a diferença é de ordens de grandeza, muito acima do ruído.\n"
+        "Meta: com cache >= 10x mais rápido e os mesmos tokens — "
+        f"{'atingida' if ok else 'NÃO atingida'}.\n\n"
+        "| caminho | tempo total (s) | ms por token novo | razão |\n"
+        "|---|---|---|---|\n"
+        f"| recalcular tudo a cada token | {best['full']:.2f} | {1e3 * best['full'] / new_tokens:.1f} | 1x |\n"
+        f"| KV cache (prefill + 1 posição por passo) | {best['cache']:.2f} | "
+        f"{1e3 * best['cache'] / new_tokens:.1f} | **{ratio:.1f}x** |\n\n"
+        f"Tokens idênticos nos dois caminhos: {'sim' if same else 'NÃO'}."
+    )
+    return body, ok
+
+
 def main(argv):
     torch.set_num_threads(THREADS)
-    which = argv or ["speed", "memory"]
-    unknown = set(which) - {"speed", "memory"}
+    which = argv or ["speed", "memory", "decode"]
+    unknown = set(which) - {"speed", "memory", "decode"}
     if unknown:
-        raise SystemExit(f"benchmark desconhecido: {sorted(unknown)}; use speed e/ou memory")
+        raise SystemExit(f"benchmark desconhecido: {sorted(unknown)}; use speed, memory e/ou decode")
     header = (
         "## Trilha FlashAttention e KV cache (`bench/bench_flash.py`)\n\n"
         f"Máquina: {machine_line()}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}."
     )
     write_section("flash-header", header, parent="flash")
     all_ok = True
-    for name, fn in (("speed", bench_speed), ("memory", bench_memory)):
+    for name, fn in (("speed", bench_speed), ("memory", bench_memory), ("decode", bench_decode)):
         if name in which:
             t0 = time.perf_counter()
             body, ok = fn()
