@@ -3,11 +3,9 @@
 * ``write_section``: reescreve, em bench/results.md, só o trecho entre
   ``<!-- nome:start -->`` e ``<!-- nome:end -->`` (outros benchmarks dividem
   o mesmo arquivo com os seus próprios marcadores).
-* ``TensorBytesMeter``: conta os bytes de tensores que o torch cria durante um
-  trecho de código e guarda o pico dos que estão vivos ao mesmo tempo.
+* ``TensorBytesMeter`` e ``best_of`` vêm de ``atencao.medir``.
 * ``rss_peak_extra``: mede o pico de memória residente (VmHWM) de uma chamada
   num subprocesso novo, descontado o que já estava residente antes.
-* ``best_of``: melhor tempo de várias rodadas intercaladas.
 """
 
 from __future__ import annotations
@@ -20,15 +18,12 @@ import os
 import platform
 import subprocess
 import sys
-import time
-import weakref
 from pathlib import Path
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "bench" / "results.md"
 
 
@@ -79,82 +74,8 @@ def machine_line() -> str:
     )
 
 
-# --------------------------------------------------------------------------
-# Tempo
-# --------------------------------------------------------------------------
-
-def best_of(fns: dict, rounds: int) -> dict:
-    """Melhor tempo (s) de cada função em `rounds` rodadas intercaladas.
-
-    Intercalar (A, B, A, B, ...) faz as duas funções verem o mesmo ruído da
-    máquina; o mínimo descarta as rodadas em que outro processo roubou a CPU.
-    """
-    times = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return {name: min(ts) for name, ts in times.items()}
-
-
-# --------------------------------------------------------------------------
-# Memória, método 1: contabilidade dos tensores criados (TorchDispatchMode)
-# --------------------------------------------------------------------------
-
-class TensorBytesMeter(TorchDispatchMode):
-    """Pico de bytes de tensores vivos criados dentro do bloco `with`.
-
-    Cada operação aten que passa pelo despacho do torch é interceptada; cada
-    armazenamento (storage) novo que ela devolve é somado enquanto algum
-    tensor Python o referencia. Armazenamentos das entradas (``exclude``) não
-    contam. Não enxerga buffers internos de um operador que nunca viram
-    tensor (por exemplo, o espaço de trabalho do SDPA do torch): por isso a
-    medida de RSS abaixo acompanha esta.
-    """
-
-    def __init__(self, exclude=()):
-        super().__init__()
-        self.exclude = {t.untyped_storage().data_ptr() for t in exclude}
-        self.live: dict[int, list] = {}  # data_ptr -> [bytes, referências]
-        self.current = 0
-        self.peak = 0
-
-    def _release(self, key):
-        entry = self.live.get(key)
-        if entry is None:
-            return
-        entry[1] -= 1
-        if entry[1] == 0:
-            self.current -= entry[0]
-            del self.live[key]
-
-    def _track(self, t):
-        st = t.untyped_storage()
-        key, nbytes = st.data_ptr(), st.nbytes()
-        if nbytes == 0 or key in self.exclude:
-            return
-        if key not in self.live:
-            self.live[key] = [nbytes, 0]
-            self.current += nbytes
-            self.peak = max(self.peak, self.current)
-        self.live[key][1] += 1
-        weakref.finalize(t, self._release, key)
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in tree_flatten(out)[0]:
-            if isinstance(t, torch.Tensor):
-                self._track(t)
-        return out
-
-
-def tensor_peak_bytes(fn, inputs) -> int:
-    gc.collect()
-    with torch.no_grad(), TensorBytesMeter(exclude=inputs) as meter:
-        result = fn()
-        del result
-    return meter.peak
+# Tempo e memória por tensores: em atencao.medir (o livro usa os mesmos)
+from atencao.medir import TensorBytesMeter, best_of, peak_tensor_bytes as tensor_peak_bytes  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------

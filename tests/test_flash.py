@@ -275,3 +275,32 @@ def test_bad_inputs_raise_clear_errors():
         merge((1, 2, 3), (1, 2, 3))
     with pytest.raises(ValueError, match="block"):
         online_softmax(q, block=-1)
+
+
+# --------------------------------------------------------------------------
+# Memória: a medida e a promessa O(T)
+# --------------------------------------------------------------------------
+
+def test_tensor_meter_counts_live_bytes_and_ignores_inputs_and_views():
+    from atencao.medir import TensorBytesMeter
+    x = torch.zeros(1000)
+    with TensorBytesMeter(exclude=[x]) as meter:
+        a = torch.ones(1000)  # 4000 bytes
+        b = a[:10]  # visão: nada novo
+        c = x + 1  # 4000 bytes
+        del a, b, c
+        d = torch.empty(500, dtype=torch.float64)  # 4000 bytes, depois que a e c morreram
+        x.add_(1)  # no lugar, numa entrada: nada
+    assert meter.peak == 8000 and meter.current == 4000
+    del d
+
+
+def test_tiled_attention_extra_memory_is_a_tiny_fraction_of_naive():
+    from atencao.medir import peak_tensor_bytes
+    T, d = 1024, 64
+    q, k, v = (rand(1, 1, T, d, dtype=torch.float32, seed=s) for s in range(3))
+    naive_b = peak_tensor_bytes(lambda: at.attention(q, k, v), (q, k, v))
+    tiled_b = peak_tensor_bytes(lambda: tiled_attention(q, k, v, block=128), (q, k, v))
+    assert naive_b >= T * T * 4  # ao menos uma matriz T x T em float32
+    # em blocos: saída (T d) + lse + estado de um bloco (128 x 128): O(T), não O(T^2)
+    assert tiled_b < 0.05 * naive_b, (tiled_b, naive_b)
