@@ -304,3 +304,11 @@ def test_tiled_attention_extra_memory_is_a_tiny_fraction_of_naive():
     assert naive_b >= T * T * 4  # ao menos uma matriz T x T em float32
     # em blocos: saída (T d) + lse + estado de um bloco (128 x 128): O(T), não O(T^2)
     assert tiled_b < 0.05 * naive_b, (tiled_b, naive_b)
+
+
+def test_fmt_sci_writes_brazilian_scientific_notation():
+    from atencao.medir import fmt_sci
+    assert fmt_sci(1.234e-16) == "1,2 × 10⁻¹⁶"
+    assert fmt_sci(9.96e-5) == "1,0 × 10⁻⁴"  # arredondar não pode dar "10,0 × 10⁻⁵"
+    assert fmt_sci(0.0) == "0"
+    assert fmt_sci(-2.5e3) == "-2,5 × 10³"

@@ -37,6 +37,16 @@ def _tupla(nome, x, n):
     return x
 
 
+def _numero(nome, x):
+    """A resposta é um número (ou array de um elemento)? Devolve-a como float."""
+    if x is None:
+        raise AssertionError(f"{nome}: sua função devolveu None. Faltou um `return`?")
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise AssertionError(f"{nome}: esperava um número, veio {type(x).__name__}.") from None
+
+
 def _tipo(nome, x, dtype):
     """O tipo dos elementos (float16, float32...) é o esperado?"""
     _tensor(nome, x)
