@@ -310,7 +310,7 @@ def build() -> Notebook:
         "    assert _mod.tamanhos[:1] == [_T0] and all(t == 1 for t in _mod.tamanhos[1:]), (\n"
         "        f\"{_caso}: depois do prefill ({_T0} posições), cada passo deve passar só 1 posição por model.qkv; \"\n"
         "        f\"as chamadas receberam {_mod.tamanhos}\")\n"
-        "    assert len(_mod.tamanhos) <= _n, f\"{_caso}: esperava no máximo {_n} chamadas de model.qkv, vieram {len(_mod.tamanhos)}\"\n"
+        "    assert len(_mod.tamanhos) <= _n + 1, f\"{_caso}: esperava no máximo {_n + 1} chamadas de model.qkv, vieram {len(_mod.tamanhos)}\"\n"
         "_mod = TinyLM(seed=4)\n"
         "_p = torch.randint(0, _mod.vocab, (1, 3), generator=_g)\n"
         "conferir(\"generate_cached com 0 tokens novos\", _chamar(\"generate_cached com n_new=0\", generate_cached, _mod, _p, 0), _p, atol=0, rtol=0)\n"
