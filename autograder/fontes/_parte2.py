@@ -115,7 +115,7 @@ def _sem_atalhos():
 def _atencao_ingenua(q, k, v, causal):
     """Oráculo (diferenciável): softmax(máscara(q kᵀ / sqrt(d))) v e o log-sum-exp de cada linha."""
     T, m = q.shape[-2], k.shape[-2]
-    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T, m)
+    s = torch.einsum("...id,...jd->...ij", q, k) * q.shape[-1] ** -0.5  # (..., T, m)
     if causal:
         futuro = torch.arange(m)[None, :] > torch.arange(T)[:, None]  # (T, m), True = proibido
         s = s.masked_fill(futuro, -inf)
