@@ -15,6 +15,9 @@ export PYTHONHASHSEED := 0
 # O bin/ do ambiente primeiro no PATH: o nbgrader chama `alembic` pelo PATH.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
+# Sem espera ativa do OpenMP: numa máquina de 2 núcleos cheia de processos,
+# threads girando em falso deixaram tempos 3-10x piores e instáveis.
+export OMP_WAIT_POLICY ?= PASSIVE
 # O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
