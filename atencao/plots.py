@@ -39,14 +39,15 @@ def heatmap(
     cbar_label: str = "",
     cmap: str = "viridis",
     annotate: bool | None = None,
-    fmt: str = "{:.2f}",
+    fmt="{:.2f}",
     masked=None,
 ):
     """Mapa de calor de uma matriz (n, m), com a origem no canto superior esquerdo.
 
     `masked`: máscara booleana (n, m); posições True aparecem em cinza-claro
     (as posições proibidas da máscara causal). `annotate` escreve os valores
-    nas células (padrão: só quando a matriz é pequena).
+    nas células (padrão: só quando a matriz é pequena); `fmt` é uma string de
+    formato ou uma função valor -> texto (ex.: `lambda v: fmt_num(v, 2)`).
     """
     a = _as_numpy(matrix).astype(float)
     if a.ndim != 2:
@@ -67,7 +68,8 @@ def heatmap(
             if np.ma.is_masked(shown[i, j]):
                 continue
             color = "black" if val > mid else "white"
-            ax.text(j, i, fmt.format(val), ha="center", va="center", fontsize=8, color=color)
+            label = fmt(val) if callable(fmt) else fmt.format(val)
+            ax.text(j, i, label, ha="center", va="center", fontsize=8, color=color)
     if row_labels is not None:
         ax.set_yticks(range(len(row_labels)), row_labels)
     if col_labels is not None:

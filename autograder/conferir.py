@@ -24,7 +24,7 @@ def conferir(nome, obtido, esperado, atol=1e-6, rtol=1e-5):
         if not _np.array_equal(a, b):
             onde = _np.argwhere(a != b)
             raise AssertionError(
-                f"{nome}: {len(onde)} posição(ões) diferentes; a primeira é {tuple(onde[0])}: "
+                f"{nome}: {len(onde)} posição(ões) diferentes; a primeira é {tuple(int(i) for i in onde[0])}: "
                 f"esperava {b[tuple(onde[0])]}, veio {a[tuple(onde[0])]}."
             )
         return
