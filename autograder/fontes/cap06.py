@@ -40,7 +40,8 @@ def build() -> Notebook:
         "o caminho de volta, `(B, H, T, d_k) -> (B, T, H*d_k)`: é a **concatenação** das cabeças.\n\n"
         "- Se `x` não tiver 3 dimensões, ou se `D` não for múltiplo de `n_heads`, levante `ValueError` "
         "com uma mensagem que diga a forma recebida.\n"
-        "- Preserve o dtype. Funcione também com `x` não contíguo (dica: `reshape` em vez de `view`).\n"
+        "- Preserve o dtype e funcione também com `x` não contíguo. Depois de um `transpose` o tensor "
+        "deixa de ser contíguo e `view` não consegue juntar dimensões: use `reshape`.\n"
         "- Cuidado: `x.reshape(B, H, T, d_k)` tem a forma certa e o conteúdo errado. Escreva a forma "
         "em comentário em cada linha, como `# (B, T, H, d_k)`.",
         grade_id="tarefa1_enunciado",
