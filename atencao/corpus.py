@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 __all__ = [
     "BOS", "SEP", "PAD", "FIRST_WORD", "IGNORE",
-    "token_str", "decode", "copy_example", "copy_batch", "copy_accuracy",
+    "token_str", "decode", "copy_example", "copy_batch", "copy_accuracy", "train_copy",
 ]
 
 BOS, SEP, PAD = 0, 1, 2  # início, separador, enchimento
@@ -119,3 +120,28 @@ def copy_accuracy(model, batch_size: int, length: int, generator=None, min_lengt
     model.train(was)
     keep = y != IGNORE
     return float((pred[keep] == y[keep]).float().mean())
+
+
+def train_copy(model, steps: int = 200, batch_size: int = 32, length: int = 8, lr: float = 3e-3,
+               generator: torch.Generator | None = None) -> list[float]:
+    """Treina `model` na tarefa de cópia; devolve a perda de cada passo.
+
+    AdamW com aquecimento e descida do passo (OneCycleLR); cada passo usa um
+    lote novo. A perda é a entropia cruzada só nas posições da cópia.
+    """
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
+    agenda = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
+    vocab = model.config.vocab_size
+    model.train()
+    perdas = []
+    for _ in range(steps):
+        x, y = copy_batch(batch_size, length, vocab, generator)  # (B, 2L + 1) cada
+        logits = model(x)  # (B, 2L + 1, V)
+        perda = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE)
+        opt.zero_grad()
+        perda.backward()
+        opt.step()
+        agenda.step()
+        perdas.append(perda.item())
+    model.eval()
+    return perdas

@@ -587,7 +587,7 @@ class Tracer:
             bad = [n for n in names if n not in SNAPSHOT_NAMES]
             if bad:
                 raise ValueError(
-                    f"fotografia(s) desconhecida(s): {bad}. Nomes válidos: {list(SNAPSHOT_NAMES)}"
+                    f"fotografia(s) desconhecida(s): {bad}. Nomes válidos: {', '.join(SNAPSHOT_NAMES)}"
                 )
         self.layer, self.head, self.batch = int(layer), int(head), int(batch)
         self.kv_head = self.head // self.attn.group
@@ -626,7 +626,7 @@ class Tracer:
     def __getitem__(self, name: str) -> torch.Tensor:
         if name not in SNAPSHOT_NAMES:
             raise SnapshotError(
-                f"fotografia desconhecida: {name!r}. Nomes válidos: {list(SNAPSHOT_NAMES)}"
+                f"fotografia desconhecida: {name!r}. Nomes válidos: {', '.join(SNAPSHOT_NAMES)}"
             )
         if name not in self.snapshots:
             why = ("não foi pedida em names=" + str(self.names)) if name not in self.names else (
