@@ -92,7 +92,7 @@ def build() -> Notebook:
     nb.solution(
         "def attention_flops(T, d):\n"
         "    ### BEGIN SOLUTION\n"
-        "    return 4 * T * T * d + 5 * T * T\n"
+        "    return T * T * (4 * d + 5)  # 2T²d + 2T²d + 5T²\n"
         "    ### END SOLUTION\n"
         "\n"
         "\n"
