@@ -18,39 +18,6 @@ import matplotlib.pyplot as plt
 torch.manual_seed(0)
 
 
-def _tensor(nome, x):
-    """A resposta existe e é um torch.Tensor?"""
-    if x is None:
-        raise AssertionError(f"{nome}: sua função devolveu None. Faltou um `return`?")
-    if not isinstance(x, torch.Tensor):
-        raise AssertionError(f"{nome}: esperava um torch.Tensor, veio {type(x).__name__}.")
-    return x
-
-
-def _forma(nome, x, forma):
-    """A resposta é um torch.Tensor com a forma esperada?"""
-    _tensor(nome, x)
-    if tuple(x.shape) != tuple(forma):
-        raise AssertionError(f"{nome}: forma errada. Esperava {tuple(forma)}, veio {tuple(x.shape)}.")
-    return x
-
-
-def _tipo(nome, x, dtype):
-    """O tipo dos elementos (float16, float32, ...) é o esperado?"""
-    _tensor(nome, x)
-    if x.dtype != dtype:
-        raise AssertionError(f"{nome}: esperava elementos {dtype}, vieram {x.dtype}.")
-    return x
-
-
-def _chamar(nome, f, *args, **kwargs):
-    """Chama a função do aluno; um erro inesperado vira uma falha que diz em qual caso foi."""
-    try:
-        return f(*args, **kwargs)
-    except Exception as e:  # noqa: BLE001 - mostramos o que veio
-        raise AssertionError(f"{nome}: sua função levantou {type(e).__name__}: {e}") from None
-
-
 def _sem_laco(nome, f):
     """A função não usa `for`/`while` (todas as cabeças numa chamada só)."""
     import ast

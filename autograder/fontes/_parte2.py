@@ -19,15 +19,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 inf = float("inf")
 
 
-def _tensor(nome, x):
-    """Antes de usar a resposta: ela existe e é um torch.Tensor?"""
-    if x is None:
-        raise AssertionError(f"{nome}: sua função devolveu None. Faltou um `return`?")
-    if not isinstance(x, torch.Tensor):
-        raise AssertionError(f"{nome}: esperava um torch.Tensor, veio {type(x).__name__}.")
-    return x
-
-
 def _tupla(nome, x, n):
     """A resposta é uma tupla (ou lista) com n elementos?"""
     if x is None:
@@ -45,23 +36,6 @@ def _numero(nome, x):
         return float(x)
     except (TypeError, ValueError):
         raise AssertionError(f"{nome}: esperava um número, veio {type(x).__name__}.") from None
-
-
-def _tipo(nome, x, dtype):
-    """O tipo dos elementos (float16, float32...) é o esperado?"""
-    _tensor(nome, x)
-    if x.dtype != dtype:
-        raise AssertionError(f"{nome}: esperava elementos {dtype}, vieram {x.dtype}.")
-
-
-def _chamar(nome, f, *args, **kwargs):
-    """Chama a função do aluno; um erro inesperado vira uma falha que diz em qual caso foi."""
-    try:
-        return f(*args, **kwargs)
-    except NotImplementedError:
-        raise
-    except Exception as e:  # noqa: BLE001 - mostramos o que veio
-        raise AssertionError(f"{nome}: sua função levantou {type(e).__name__}: {e}") from None
 
 
 class _Vigia(TorchDispatchMode):
