@@ -1,0 +1,63 @@
+"""`python -m autograder`: o corretor do professor, construído sobre o nbgrader 0.9.6.
+
+Comandos
+--------
+    release                      fontes -> solutions/ -> exercises/ (nbgrader generate_assignment)
+    grade ENTREGAS --workspace W [--assignment A] [--jobs N]
+    feedback --workspace W       HTML por aluno, sem os testes ocultos
+    report --workspace W         grades.csv, questions.csv e relatorio/index.html
+
+Projeto (por que cada peça existe)
+----------------------------------
+O nbgrader puro deixa o professor sem progresso, corrige em série, transforma
+queda de kernel e adulteração em zeros que parecem honestos, mostra os testes
+ocultos no feedback e roda o código do aluno com os direitos do professor.
+Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
+
+* nbgrader fica com: `generate_assignment` (versão do aluno, células e
+  checksums no gradebook), os pré-processadores de restauração (ClearOutput,
+  DeduplicateIds, OverwriteKernelspec, OverwriteCells — que devolve os testes
+  ocultos —, CheckCellMetadata) e de nota (LimitOutput, SaveAutoGrades, GetGrades),
+  e o gradebook (o workspace é um curso nbgrader válido: o formgrader serve
+  para a correção manual das respostas escritas).
+* Execução própria (executor.py) com nbclient, num kernel por notebook
+  iniciado por um kernel spec cujo argv passa pelo lançador de sandbox.py:
+  rlimits (memória, arquivo, processos), bubblewrap (sem rede, só /usr, o
+  Python e a pasta do trabalho montados; solutions/, gradebook e os outros
+  alunos não existem lá dentro), `nobody` quando o corretor é root, transporte
+  ipc. Tempo por célula e por notebook; interrupção por mensagem e, se o
+  kernel ignorar SIGINT, morte do kernel; kernel morto ou memória esgotada
+  viram `crashed`, e toda célula não executada ganha um erro (o nbgrader
+  daria nota cheia a um teste sem saída).
+* Testes ocultos executados em partes separadas das visíveis: o feedback
+  mostra a saída das visíveis e só "passou/falhou" das ocultas.
+* Velocidade: enquanto um notebook roda, o kernel do próximo já sobe na sua
+  sandbox e importa os módulos das células travadas (até o primeiro comando
+  que mexe em variáveis de ambiente, como TRITON_INTERPRET); a nota não
+  muda, só o tempo. Saída acima de 2 MiB por célula é cortada.
+* Integridade (integrity.py): células travadas apagadas/editadas são
+  restauradas a partir da versão distribuída e a linha fica `tampered`;
+  redefinir `np.allclose`, `conferir` ou builtins usados pelos testes deixa
+  a linha `flagged` (análise da AST + sonda no kernel antes de cada teste).
+* Paralelismo (runner.py): N processos `autograder.worker`, cada um com seu
+  shard do gradebook (o sqlite não aguenta vários nbgrader escrevendo); o pai
+  junta tudo no gradebook.db no fim, sozinho. A nota de uma entrega não
+  depende de quantos processos rodaram (1 thread de BLAS por kernel).
+* Retomada e idempotência: cada entrega tem uma chave (bytes entregues,
+  horário, fonte da tarefa, limites, versão); `.autograder/resultados/`
+  guarda o resultado com a chave, gravado de forma atômica. Interromper e
+  rodar de novo só corrige o que faltava; rodar duas vezes dá o mesmo CSV.
+* Atraso: prazos em `prazos.toml` (ou --prazo) com fuso explícito (padrão
+  America/Sao_Paulo); horários sem fuso (nomes de zip, timestamp.txt) são
+  lidos nesse fuso, não em UTC como faria o nbgrader.
+* Nada é escrito no repositório: o workspace tem de ficar fora dele.
+
+Situações de uma linha de grades.csv, da mais grave para a menos grave:
+flagged, tampered, crashed, timeout, invalid-notebook, missing, ok.
+"""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,338 @@
+"""Correção de uma entrega (um aluno, uma tarefa): o laço principal.
+
+Para cada notebook esperado da tarefa:
+
+1. lê os bytes de `submitted/`: ausente -> `missing`; não UTF-8, JSON
+   quebrado ou fora do formato -> `invalid-notebook` (nota 0, nada executa);
+2. `integrity.restore_locked_cells` (contra a versão distribuída) e
+   `integrity.static_flags`;
+3. pré-processadores do nbgrader sobre um *shard* do gradebook (cópia só deste
+   processo: o sqlite não aguenta vários nbgrader escrevendo): ClearOutput,
+   DeduplicateIds, OverwriteKernelspec, OverwriteCells (devolve os testes
+   ocultos a partir do gradebook), CheckCellMetadata;
+4. `executor.execute_notebook` na sandbox;
+5. LimitOutput e SaveAutoGrades do nbgrader (a regra de nota do nbgrader:
+   erro ou stderr numa célula de teste = 0), e as notas lidas do shard;
+6. grava `autograded/<aluno>/<tarefa>/<nb>.ipynb` e devolve um dicionário que
+   o chamador grava em `.autograder/resultados/` (a base da retomada).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import nbformat
+
+from . import integrity
+from .course import AssignmentInfo, Workspace, nbgrader_config
+from .executor import ExecSettings, SandboxKernel, execute_notebook
+
+VERSION = "1"
+# Ordem de gravidade da situação de uma linha (a primeira que aparecer vence).
+STATUS_ORDER = ["flagged", "tampered", "crashed", "timeout", "invalid-notebook", "missing", "ok"]
+
+
+def worst(statuses) -> str:
+    statuses = list(statuses)
+    for s in STATUS_ORDER:
+        if s in statuses:
+            return s
+    return "ok"
+
+
+def load_notebook(raw: bytes):
+    """(notebook, None) ou (None, motivo em português)."""
+    if len(raw) > 50 * 1024 * 1024:
+        return None, "arquivo grande demais (mais de 50 MiB)"
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        return None, f"o arquivo não está em UTF-8 (byte inválido 0x{raw[e.start]:02x} na posição {e.start})"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        return None, f"JSON inválido (linha {e.lineno}, coluna {e.colno}: {e.msg})"
+    if not isinstance(data, dict) or not isinstance(data.get("cells", data.get("worksheets")), list):
+        return None, "não é um notebook do Jupyter (falta a lista de células)"
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as e:  # noqa: BLE001
+        return None, f"notebook ilegível pelo nbformat: {type(e).__name__}: {str(e)[:200]}"
+    for i, cell in enumerate(nb.cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):
+            return None, f"célula {i + 1} com tipo inválido"
+        if not isinstance(cell.get("source", ""), str):
+            return None, f"célula {i + 1} sem texto válido"
+        if cell.cell_type == "code":        # saídas serão refeitas: não precisam ser válidas
+            cell.outputs, cell.execution_count = [], None
+        if not isinstance(cell.get("metadata"), dict):
+            cell.metadata = nbformat.NotebookNode()
+    try:
+        from nbformat.validator import normalize
+        _, fixed = normalize(nb, strip_invalid_metadata=True)   # ids repetidos, metadados inválidos
+        nb = nbformat.from_dict(fixed)
+        nbformat.validate(nb)
+    except Exception as e:  # noqa: BLE001
+        return None, f"notebook fora do formato nbformat 4: {str(e).splitlines()[0][:200]}"
+    return nb, None
+
+
+def _run_nbgrader(preprocessors, nb, resources, config):
+    for cls in preprocessors:
+        pp = cls(config=config)
+        pp.log.setLevel(logging.ERROR)
+        nb, resources = pp.preprocess(nb, resources)
+    return nb, resources
+
+
+def _zero_cells(info: AssignmentInfo, name: str) -> list[dict]:
+    return [{**c, "score": 0.0, "needs_manual": False, "visible_passed": None, "hidden_passed": None}
+            for c in info.cells[name]]
+
+
+def pick_notebook(files: dict[str, bytes], name: str, expected: list[str]) -> tuple[bytes | None, str | None]:
+    """Os bytes do notebook `name`; aceita um único .ipynb com outro nome (renomeado)."""
+    if f"{name}.ipynb" in files:
+        return files[f"{name}.ipynb"], None
+    nbs = [k for k in files if k.endswith(".ipynb") and "/" not in k
+           and k[:-6] not in expected]
+    if len(expected) == 1 and len(nbs) == 1:
+        return files[nbs[0]], f"notebook com outro nome ({nbs[0]}) usado como {name}.ipynb"
+    if nbs:
+        return None, f"{name}.ipynb não encontrado (veio: {', '.join(sorted(nbs))})"
+    return None, None
+
+
+def _touches_environment(node) -> bool:
+    """O comando mexe em variáveis de ambiente ou em sys.path (muda o efeito de um import)?"""
+    import ast
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr in ("environ", "putenv", "unsetenv", "path") \
+                and isinstance(n.value, ast.Name) and n.value.id in ("os", "sys", "_os", "_sys"):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
+                "run_line_magic", "run_cell_magic") and n.args and isinstance(n.args[0], ast.Constant) \
+                and n.args[0].value in ("env", "set_env"):
+            return True
+    return False
+
+
+def warm_modules(release_nb) -> list[str]:
+    """Módulos que as células travadas importam e que podem ser importados antes da hora.
+
+    Para no primeiro comando que mexe no ambiente (p.ex. TRITON_INTERPRET=1 antes de
+    `import triton`): daí em diante, importar antes mudaria o comportamento."""
+    import ast
+    mods: list[str] = []
+    for cell in release_nb.cells:
+        if cell.cell_type != "code" or not integrity._is_locked(cell):
+            continue
+        tree = integrity._parse(cell.source)
+        if tree is None:
+            return mods
+        for node in tree.body:
+            if _touches_environment(node):
+                return list(dict.fromkeys(mods))
+            if isinstance(node, ast.Import):
+                mods += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                mods.append(node.module)
+    return list(dict.fromkeys(mods))
+
+
+def load_files(ws: Workspace, student: str, a: str) -> dict[str, bytes]:
+    sdir = ws.submitted(student, a)
+    if not sdir.is_dir():
+        return {}
+    return {str(p.relative_to(sdir)): p.read_bytes() for p in sorted(sdir.rglob("*"))
+            if p.is_file() and p.name != "timestamp.txt"}
+
+
+def prepare_run_dir(ws: Workspace, a: str, files: dict[str, bytes]) -> Path:
+    """Pasta do kernel: arquivos do aluno (menos notebooks) e, por cima, os da versão distribuída."""
+    run_dir = ws.run_dir()
+    (run_dir / "trabalho").mkdir(parents=True)
+    (run_dir / "home").mkdir()
+    run_dir.chmod(0o755)
+    for rel, data in files.items():
+        if rel.endswith(".ipynb"):
+            continue
+        p = run_dir / "trabalho" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    for f in ws.release(a).rglob("*"):
+        if f.is_file() and f.suffix != ".ipynb":
+            p = run_dir / "trabalho" / f.relative_to(ws.release(a))
+            p.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, p)
+    mpl = ws.state / "mplcache"
+    if mpl.is_dir():
+        shutil.copytree(mpl, run_dir / "home" / ".matplotlib")
+    return run_dir
+
+
+class KernelPool:
+    """Kernels iniciados com antecedência: enquanto um notebook roda, o kernel do
+    próximo (com a pasta dele) já sobe e importa os módulos da tarefa."""
+
+    def __init__(self, ws: Workspace, settings: ExecSettings):
+        self.ws = ws
+        self.settings = settings
+        self.warm: dict[tuple, asyncio.Future] = {}
+
+    def _launch(self, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> asyncio.Future:
+        run_dir = prepare_run_dir(self.ws, info.name, files)
+        k = SandboxKernel(run_dir, [str(self.ws.kernels_dir)])
+        fut = asyncio.ensure_future(k.start(self.settings.startup_timeout,
+                                            warm_modules(info.release[name])))
+        fut.run_dir = run_dir        # para limpar mesmo se o início falhar
+        return fut
+
+    def prefetch(self, key: tuple, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> None:
+        if key not in self.warm:
+            self.warm[key] = self._launch(info, name, files)
+
+    async def take(self, key: tuple, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> SandboxKernel:
+        fut = self.warm.pop(key, None) or self._launch(info, name, files)
+        try:
+            return await fut
+        except BaseException:
+            shutil.rmtree(fut.run_dir, ignore_errors=True)
+            raise
+
+    async def discard(self, key: tuple) -> None:
+        fut = self.warm.pop(key, None)
+        if fut is None:
+            return
+        try:
+            k = await fut
+            await k.shutdown()
+        except BaseException:  # noqa: BLE001 - descartando: não importa como terminou
+            pass
+        shutil.rmtree(fut.run_dir, ignore_errors=True)
+
+    async def close(self) -> None:
+        for key in list(self.warm):
+            await self.discard(key)
+
+
+async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name: str, raw: bytes | None,
+                         files: dict[str, bytes], shard_url: str, timestamp: datetime | None,
+                         settings: ExecSettings, pool: KernelPool) -> dict:
+    a = info.name
+    res = {"notebook": name, "status": "ok", "details": [], "flags": [], "notes": [],
+           "cells": _zero_cells(info, name), "seconds": 0.0}
+    out_dir = ws.autograded(student, a)
+    out_nb = out_dir / f"{name}.ipynb"
+    out_nb.unlink(missing_ok=True)
+    if raw is None:
+        res["status"] = "missing"
+        res["details"].append(f"{name}.ipynb não foi entregue")
+        return res
+    nb, err = load_notebook(raw)
+    if nb is None:
+        res["status"] = "invalid-notebook"
+        res["details"].append(f"{name}.ipynb: {err}")
+        return res
+
+    nb, issues = integrity.restore_locked_cells(nb, info.release[name])
+    for it in issues:
+        (res["details"] if it.kind == "tampered" else res["notes"]).append(it.message)
+    tampered = any(it.kind == "tampered" for it in issues)
+    res["flags"] += integrity.static_flags(nb)
+
+    from nbgrader.api import Gradebook
+    from nbgrader.preprocessors import (CheckCellMetadata, ClearOutput, DeduplicateIds,
+                                        LimitOutput, OverwriteCells, OverwriteKernelspec,
+                                        SaveAutoGrades)
+    config = nbgrader_config(ws.root, shard_url)
+    with Gradebook(shard_url) as gb:
+        gb.update_or_create_student(student)
+        ts = timestamp.astimezone(timezone.utc).replace(tzinfo=None) if timestamp else None
+        gb.update_or_create_submission(a, student, timestamp=ts)
+    resources = {"nbgrader": {"student": student, "assignment": a, "notebook": name,
+                              "db_url": shard_url}}
+    nb, resources = _run_nbgrader([ClearOutput, DeduplicateIds, OverwriteKernelspec,
+                                   OverwriteCells, CheckCellMetadata], nb, resources, config)
+
+    protected, _, used_builtins = integrity.locked_code_facts(nb)
+    kernel = await pool.take((student, a, name), info, name, files)
+    try:
+        outcome = await execute_notebook(nb, kernel, settings,
+                                         watch_names=sorted(protected | used_builtins),
+                                         used_builtins=used_builtins)
+    finally:
+        shutil.rmtree(kernel.run_dir, ignore_errors=True)
+    res["seconds"] = round(outcome.seconds, 3)
+    res["details"] += outcome.details
+    res["flags"] += outcome.flags
+
+    nb, resources = _run_nbgrader([LimitOutput, SaveAutoGrades], nb, resources, config)
+    cells = []
+    parts_by_id = {integrity.grade_id(c): c.metadata.get("autograder", {}).get("parts")
+                   for c in nb.cells if integrity.grade_id(c)}
+    with Gradebook(shard_url) as gb:
+        for c in info.cells[name]:
+            g = gb.find_grade(c["grade_id"], name, a, student)
+            parts = parts_by_id.get(c["grade_id"]) or []
+            vis = [p["passed"] for p in parts if p["hidden"] is False]
+            hid = [p["passed"] for p in parts if p["hidden"] is True]
+            cells.append({**c, "score": g.auto_score, "needs_manual": bool(g.needs_manual_grade),
+                          "visible_passed": all(vis) if vis else None,
+                          "hidden_passed": all(hid) if hid else None})
+    res["cells"] = cells
+    statuses = [outcome.status]
+    if tampered:
+        statuses.append("tampered")
+    if res["flags"]:
+        statuses.append("flagged")
+    res["status"] = worst(statuses)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out_nb)
+    return res
+
+
+def tasks_of(info: AssignmentInfo, job: dict) -> list[tuple]:
+    return [(job["student"], info.name, n) for n in info.notebooks]
+
+
+async def grade_job(ws: Workspace, info: AssignmentInfo, job: dict, shard_url: str,
+                    settings: ExecSettings, pool: KernelPool, upcoming=None) -> dict:
+    """job: {student, assignment, key, timestamp}. Lê os arquivos de submitted/.
+
+    upcoming(): a próxima tarefa (chave, info, notebook, arquivos) a pré-aquecer, ou None."""
+    student, a = job["student"], info.name
+    files = load_files(ws, student, a)
+    ts = datetime.fromisoformat(job["timestamp"]) if job.get("timestamp") else None
+    result = {"student": student, "assignment": a, "key": job["key"], "version": VERSION,
+              "timestamp": job.get("timestamp"), "notebooks": []}
+    for i, name in enumerate(info.notebooks):
+        raw, note = pick_notebook(files, name, info.notebooks)
+        nxt = ((student, a, info.notebooks[i + 1]), info, info.notebooks[i + 1], files) \
+            if i + 1 < len(info.notebooks) else (upcoming() if upcoming else None)
+        if nxt is not None:
+            pool.prefetch(*nxt)
+        try:
+            r = await grade_notebook(ws, info, student, name, raw, files, shard_url, ts, settings, pool)
+        finally:
+            await pool.discard((student, a, name))     # não precisou de kernel (ausente, inválido)
+        if note:
+            (r["notes"] if raw is not None else r["details"]).append(note)
+        result["notebooks"].append(r)
+    nbs = result["notebooks"]
+    result["status"] = worst(r["status"] for r in nbs) if nbs else "missing"
+    if nbs and all(r["status"] == "missing" for r in nbs):
+        result["status"] = "missing"
+    result["details"] = [d for r in nbs for d in r["details"]]
+    result["flags"] = [f for r in nbs for f in r["flags"]]
+    result["notes"] = [n for r in nbs for n in r["notes"]]
+    result["auto_score"] = sum((c["score"] or 0.0) for r in nbs for c in r["cells"])
+    result["max_score"] = sum(c["max_score"] for r in nbs for c in r["cells"])
+    result["seconds"] = round(sum(r["seconds"] for r in nbs), 3)
+    return copy.deepcopy(result)

@@ -1,0 +1,284 @@
+"""Caixa de areia (sandbox) para os kernels que executam o código dos alunos.
+
+Cada notebook roda num kernel IPython próprio, iniciado por um *kernel spec*
+cujo `argv` chama este módulo como lançador (`python -m autograder.sandbox`).
+O lançador, ainda com os direitos do corretor:
+
+1. aplica limites de recursos herdados por tudo o que vier depois
+   (RLIMIT_AS = memória, RLIMIT_FSIZE = tamanho de arquivo, RLIMIT_NPROC,
+   RLIMIT_CORE = 0);
+2. se o corretor é root, entrega a pasta do trabalho e o arquivo de conexão
+   ao usuário `nobody` e troca de usuário com `setpriv` (o aluno nunca roda
+   como root);
+3. faz `exec` do `bwrap` (bubblewrap), que cria namespaces novos (usuário,
+   PID, rede, IPC, UTS, cgroup) e monta só o necessário: /usr e o Python
+   somente leitura, /proc, /dev mínimos, um /tmp em memória pequeno e a pasta
+   do trabalho deste aluno. A pasta `solutions/`, o gradebook, o workspace e
+   os trabalhos dos outros alunos simplesmente não existem lá dentro;
+4. sem rede, o kernel fala com o corretor pelo transporte `ipc` (sockets Unix
+   na pasta do trabalho, montada no mesmo caminho dentro e fora).
+
+Interrupção: `interrupt_mode = "message"`. O `bwrap --new-session` põe o
+kernel numa sessão própria, então um SIGINT para o grupo de processos do
+lançador não chegaria ao kernel; o pedido de interrupção vai pelo canal de
+controle e o próprio ipykernel manda SIGINT a si mesmo. Um laço que ignora
+SIGINT não para: quem chama (executor.py) espera um pouco e mata o kernel.
+`--die-with-parent` garante que nada sobrevive ao corretor.
+
+Sem bubblewrap o corretor se recusa a rodar, a menos que `--sem-sandbox` seja
+pedido; nesse modo só os limites de recursos valem (e o aviso diz isso).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+KERNEL_NAME = "autograder-sandbox"
+NOBODY = 65534
+MiB = 1024 * 1024
+
+
+@dataclass
+class Limits:
+    """Limites de um kernel de aluno."""
+
+    memory_mib: int = 2048        # RLIMIT_AS: espaço de endereçamento (torch importado usa ~700 MiB)
+    file_mib: int = 64            # RLIMIT_FSIZE: maior arquivo que o aluno pode escrever
+    tmp_mib: int = 128            # tamanho do /tmp em memória dentro da sandbox
+    nproc: int = 512              # RLIMIT_NPROC: contra bomba de fork (threads contam)
+    threads: int = 1              # OMP/MKL/OpenBLAS: 1 thread por kernel (nota igual em série e em paralelo)
+
+
+@dataclass
+class SandboxConfig:
+    enabled: bool = True
+    limits: Limits = field(default_factory=Limits)
+    python: str = ""              # intérprete com ipykernel (o do corretor)
+    extra_ro: list[str] = field(default_factory=list)   # pastas extras somente leitura
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "SandboxConfig":
+        d = json.loads(text)
+        d["limits"] = Limits(**d["limits"])
+        return cls(**d)
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def bwrap_works() -> tuple[bool, str]:
+    """Testa se o bwrap consegue criar os namespaces aqui (não basta existir)."""
+    exe = bwrap_path()
+    if exe is None:
+        return False, "o programa `bwrap` (pacote bubblewrap) não foi encontrado"
+    # o mesmo modo dos kernels: root monta sem namespace de usuário e troca para nobody lá dentro
+    if os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv"):
+        ns = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        inner = ["/usr/bin/setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", "/usr/bin/true"]
+    else:
+        ns, inner = ["--unshare-all", "--cap-drop", "ALL"], ["/usr/bin/true"]
+    cmd = [exe, *ns, "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
+           *_system_links(), "--proc", "/proc", "--dev", "/dev", "--", *inner]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"o bwrap não rodou: {e}"
+    if r.returncode != 0:
+        return False, f"o bwrap falhou (código {r.returncode}): {r.stderr.strip()[:300]}"
+    return True, "ok"
+
+
+def _system_links() -> list[str]:
+    """/bin, /lib, /lib64, /sbin: links para /usr (Debian com /usr unificado) ou montagens."""
+    args: list[str] = []
+    for p in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(p):
+            args += ["--symlink", os.readlink(p), p]
+        elif os.path.isdir(p):
+            args += ["--ro-bind", p, p]
+    return args
+
+
+# Arquivos de /etc que programas comuns leem (nada secreto: sem shadow, sem chaves).
+_ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf",
+              "passwd", "group", "hosts", "fonts", "mime.types")
+
+
+def _python_roots() -> list[str]:
+    """Pastas que o intérprete precisa: o venv e o Python base (caminhos reais).
+
+    O lançador roda com o mesmo intérprete do kernel, então basta olhar sys."""
+    roots: list[str] = []
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix):
+        for q in (p, os.path.realpath(p)):
+            if q not in roots and not q.startswith("/usr/"):
+                roots.append(q)
+    return roots
+
+
+def kernel_env(limits: Limits, home: str) -> dict[str, str]:
+    """Ambiente do kernel do aluno (todo o resto é apagado)."""
+    n = str(limits.threads)
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "MPLCONFIGDIR": os.path.join(home, ".matplotlib"),
+        "IPYTHONDIR": os.path.join(home, ".ipython"),
+        "OMP_NUM_THREADS": n,
+        "MKL_NUM_THREADS": n,
+        "OPENBLAS_NUM_THREADS": n,
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MALLOC_ARENA_MAX": "2",          # menos arenas: o limite de memória mede o que se usa
+        "NBGRADER_EXECUTION": "autograde",
+    }
+
+
+def build_command(cfg: SandboxConfig, connection_file: str, *, drop_to: int | None = None,
+                  extra: list[str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """Comando (já sem o lançador) que inicia o kernel, e o ambiente dele.
+
+    drop_to: uid para o qual trocar *dentro* da sandbox (corretor root). O
+    bwrap roda como root para conseguir montar pastas que `nobody` nem
+    atravessa (o Python em /root/.pyenv, por exemplo); lá dentro o `setpriv`
+    troca de usuário, zera as capacidades e liga no_new_privs antes do kernel."""
+    run_dir = os.path.dirname(os.path.abspath(connection_file))
+    work_dir = os.path.join(run_dir, "trabalho")
+    home = os.path.join(run_dir, "home")
+    env = kernel_env(cfg.limits, home)
+    kernel = [cfg.python, "-m", "ipykernel_launcher", "-f", connection_file,
+              "--HistoryManager.hist_file=:memory:", *(extra or [])]
+    if not cfg.enabled:
+        return kernel, env
+    args = [bwrap_path() or "bwrap"]
+    if drop_to is None:
+        args += ["--unshare-all", "--cap-drop", "ALL"]
+    else:  # sem namespace de usuário: nele só o uid 0 existiria e o setpriv não trocaria
+        args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                 "--unshare-cgroup-try"]
+    args += ["--die-with-parent", "--new-session", "--hostname", "sandbox",
+             "--ro-bind", "/usr", "/usr", *_system_links()]
+    made: set[str] = set()
+
+    def parents(path: str) -> list[str]:
+        """Cria as pastas acima de `path` com modo 0755: sem isso o bwrap as cria
+        com o modo da original (/root é 0700) e `nobody` não as atravessa."""
+        out: list[str] = []
+        d = os.path.dirname(path)
+        chain = []
+        while d not in ("/", ""):
+            chain.append(d)
+            d = os.path.dirname(d)
+        for d in reversed(chain):
+            if d not in made and d not in ("/usr", "/tmp", "/proc", "/dev"):
+                made.add(d)
+                out += ["--perms", "0755", "--dir", d]
+        return out
+
+    for name in _ETC_FILES:
+        p = os.path.join("/etc", name)
+        if os.path.exists(p):
+            args += parents(p) + ["--ro-bind", p, p]
+    for p in _python_roots() + list(cfg.extra_ro):
+        args += parents(p) + ["--ro-bind", p, p]
+    cpu = "/sys/devices/system/cpu"   # torch/OpenBLAS leem a topologia; sem isso avisam no stderr
+    if os.path.isdir(cpu):
+        args += parents(cpu) + ["--ro-bind", cpu, cpu]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(cfg.limits.tmp_mib * MiB), "--tmpfs", "/tmp",
+             ]
+    # a pasta do trabalho vem depois do /tmp: o bwrap monta em ordem
+    args += parents(run_dir) + ["--bind", run_dir, run_dir, "--chdir", work_dir, "--clearenv"]
+    for k, v in env.items():
+        args += ["--setenv", k, v]
+    args += ["--"]
+    if drop_to is not None:
+        args += ["/usr/bin/setpriv", f"--reuid={drop_to}", f"--regid={drop_to}", "--clear-groups",
+                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    args += kernel
+    return args, env
+
+
+def kernel_spec(cfg: SandboxConfig) -> dict:
+    return {
+        # o arquivo roda como script (-I: ignora PYTHONPATH), só precisa da stdlib
+        "argv": [cfg.python, "-I", os.path.abspath(__file__), "--config", cfg.to_json(),
+                 "{connection_file}"],
+        "display_name": "Python 3 (sandbox do autograder)",
+        "language": "python",
+        "interrupt_mode": "message",
+        "metadata": {"debugger": False},
+    }
+
+
+def write_kernel_spec(cfg: SandboxConfig, kernels_dir: Path) -> Path:
+    """Escreve kernels_dir/autograder-sandbox/kernel.json e devolve kernels_dir."""
+    d = kernels_dir / KERNEL_NAME
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "kernel.json").write_text(json.dumps(kernel_spec(cfg), indent=1), encoding="utf-8")
+    return kernels_dir
+
+
+def prepare_run_dir(run_dir: Path) -> None:
+    """Pasta de um kernel: trabalho/ (cwd do notebook) e home/ (HOME, caches)."""
+    for sub in ("trabalho", "home"):
+        (run_dir / sub).mkdir(parents=True, exist_ok=True)
+
+
+def _chown_tree(path: str, uid: int) -> None:
+    for root, dirs, files in os.walk(path):
+        os.chown(root, uid, uid)
+        for f in files:
+            os.chown(os.path.join(root, f), uid, uid, follow_symlinks=False)
+
+
+def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = None) -> None:  # pragma: no cover - faz exec
+    """Aplica os limites, troca de usuário e faz exec do kernel na sandbox."""
+    lim = cfg.limits
+    try:   # o kernel morre junto com o processo de correção (sem sandbox não há --die-with-parent)
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - fora do Linux: segue sem
+        pass
+    mem = lim.memory_mib * MiB
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    fsz = lim.file_mib * MiB
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsz, fsz))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    drop = cfg.enabled and os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv")
+    cmd, env = build_command(cfg, connection_file, drop_to=NOBODY if drop else None, extra=extra)
+    if cfg.enabled:
+        if drop:
+            # root: o aluno roda como nobody (a pasta do trabalho passa a ser dele)
+            _chown_tree(os.path.dirname(os.path.abspath(connection_file)), NOBODY)
+        resource.setrlimit(resource.RLIMIT_NPROC, (lim.nproc, lim.nproc))
+    else:
+        os.chdir(os.path.join(os.path.dirname(os.path.abspath(connection_file)), "trabalho"))
+        env = {**env, "PATH": os.path.dirname(cfg.python) + ":" + env["PATH"]}
+    os.execvpe(cmd[0], cmd, env)
+
+
+def main(argv: list[str] | None = None) -> None:  # pragma: no cover - faz exec
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 3 or argv[0] != "--config":
+        sys.exit("uso: python -m autograder.sandbox --config JSON ARQUIVO_DE_CONEXAO [ARGS DO KERNEL]")
+    launch(SandboxConfig.from_json(argv[1]), argv[2], argv[3:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""Benchmark do corretor: `python -m autograder grade --jobs 2` contra `nbgrader autograde` em série.
+
+    python bench/grader.py [--alunos 20] [--sem-serie]
+
+Mesma turma para os dois: N alunos sintéticos (bench/submissoes.py: completo,
+parcial, completo, em branco, ...) com todas as tarefas que existem em
+solutions/ agora. Passos:
+
+1. nbgrader puro: um curso temporário com a configuração do repositório,
+   `generate_assignment` (fora do relógio) e `nbgrader autograde <tarefa>`
+   para cada tarefa, uma após a outra (o que um professor roda hoje);
+2. o corretor, com `--jobs 2` (e `--jobs 1` para separar o ganho do
+   paralelismo do resto), sem feedback nem relatório, workspace já preparado
+   (`generate_assignment` também fora do relógio);
+3. antes de comparar tempos, confere que as notas automáticas de cada
+   (aluno, tarefa) são iguais nos dois (se não forem, o script falha);
+4. grava a tabela em bench/results.md entre <!-- grader:start --> e
+   <!-- grader:end -->.
+
+Tempos de parede numa máquina compartilhada variam muito (TRAPS.md): a
+carga média do sistema antes de cada medição vai junto na tabela.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import submissoes  # noqa: E402
+
+
+def _run_module():
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _env() -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def _timed(cmd: list[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:4])} ... falhou ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
+    return dt
+
+
+def pt(x: float, nd: int = 1) -> str:
+    return f"{x:.{nd}f}".replace(".", ",")
+
+
+def load() -> str:
+    return f"{os.getloadavg()[0]:.1f}".replace(".", ",")
+
+
+def nbgrader_course(tmp: Path, subs: Path, assignments: list[str]) -> Path:
+    course = tmp / "nbgrader"
+    (course / "source").mkdir(parents=True)
+    for a in assignments:
+        shutil.copytree(ROOT / "solutions" / a, course / "source" / a)
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()  # noqa\n"
+        f"load_subconfig({str(ROOT / 'nbgrader_config.py')!r})  # noqa\n"
+        f"c.CourseDirectory.root = {str(course)!r}\n"
+        "c.CourseDirectory.source_directory = 'source'\n"
+        "c.CourseDirectory.release_directory = 'release'\n", encoding="utf-8")
+    shutil.copytree(subs, course / "submitted")
+    for a in assignments:
+        _timed([sys.executable, "-m", "nbgrader", "generate_assignment", a, "--force", "--log-level=ERROR"], course)
+    return course
+
+
+def nbgrader_scores(course: Path) -> dict[tuple[str, str], float]:
+    from nbgrader.api import Gradebook
+    out = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for a in gb.assignments:
+            for sub in gb.assignment_submissions(a.name):
+                out[(sub.student_id, a.name)] = round(float(sub.score), 4)
+    return out
+
+
+def our_scores(ws: Path) -> dict[tuple[str, str], float]:
+    import csv
+    with open(ws / "grades.csv", encoding="utf-8") as f:
+        return {(r["student_id"], r["assignment"]): round(float(r["score"]), 4) for r in csv.DictReader(f)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="Corretor contra nbgrader autograde em série.")
+    ap.add_argument("--alunos", type=int, default=20)
+    ap.add_argument("--sem-serie", action="store_true", help="não mede o corretor com --jobs 1")
+    args = ap.parse_args()
+
+    from autograder.course import Workspace
+    assignments = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
+    n_nb = args.alunos * len(assignments)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-grader-") as t:
+        tmp = Path(t)
+        subs = tmp / "entregas"
+        submissoes.write_class(ROOT / "solutions", ROOT / "exercises", subs, args.alunos)
+        print(f"{args.alunos} alunos x {len(assignments)} tarefas = {n_nb} notebooks", flush=True)
+
+        course = nbgrader_course(tmp, subs, assignments)
+        ld = load()
+        t_nbg = sum(_timed([sys.executable, "-m", "nbgrader", "autograde", a, "--force", "--log-level=ERROR"],
+                           course) for a in assignments)
+        rows.append(("`nbgrader autograde` em série (uma chamada por tarefa)", t_nbg, ld))
+        print(f"nbgrader em série: {t_nbg:.1f} s", flush=True)
+        ref = nbgrader_scores(course)
+
+        measured = {}
+        for jobs in ([2] if args.sem_serie else [2, 1]):
+            ws = tmp / f"ws{jobs}"
+            Workspace(ws).prepare(assignments)
+            ld = load()
+            dt = _timed([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
+                         "--jobs", str(jobs), "--sem-feedback", "--sem-relatorio", "--sem-barra"], ROOT)
+            ours = our_scores(ws)
+            diff = {k: (ref.get(k), v) for k, v in ours.items() if ref.get(k) != v}
+            if diff or len(ours) != len(ref):
+                print(f"notas diferentes do nbgrader (jobs={jobs}): {dict(list(diff.items())[:10])}",
+                      file=sys.stderr)
+                return 1
+            measured[jobs] = dt
+            rows.append((f"`python -m autograder grade --jobs {jobs}` (sandbox)", dt, ld))
+            print(f"corretor --jobs {jobs}: {dt:.1f} s (notas iguais às do nbgrader)", flush=True)
+
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "## Corretor: `python -m autograder` contra `nbgrader autograde`",
+        "",
+        f"Medido em {now}; {platform.machine()}, {os.cpu_count()} núcleos, Python "
+        f"{platform.python_version()}. {args.alunos} alunos sintéticos (bench/submissoes.py) x "
+        f"{len(assignments)} tarefas ({', '.join(assignments)}) = {n_nb} notebooks. Tempo de parede "
+        "só da correção (a geração das tarefas fica fora nos dois). Antes de comparar, o script "
+        "confere que a nota automática de cada (aluno, tarefa) é a mesma nos dois.",
+        "",
+        "| o quê | tempo | notebooks/min | carga média antes |",
+        "|---|---|---|---|",
+    ]
+    for label, dt, ld in rows:
+        lines.append(f"| {label} | {pt(dt)} s | {pt(n_nb / dt * 60)} | {ld} |")
+    lines += ["", f"Vazão do corretor com 2 processos: **{pt(t_nbg / measured[2], 2)}x** a do nbgrader em série."]
+    if 1 in measured:
+        lines.append(f"Com 1 processo: {pt(t_nbg / measured[1], 2)}x (kernels pré-aquecidos com os "
+                     f"módulos da tarefa, uma só inicialização); o paralelismo dá mais "
+                     f"{pt(measured[1] / measured[2], 2)}x.")
+    _run_module().write_section("grader", "\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,463 @@
+"""O corretor do professor (`python -m autograder`), pelos cenários de uma turma.
+
+A turma de fixtures (tests/fixtures/autograder/cenarios.py) tem um aluno por
+cenário: correto, errado, em branco, teste apagado, teste editado, allclose
+trocado, conferir redefinido, tentativa de ler o gabarito, laço infinito,
+laço que ignora SIGINT, os._exit, bomba de memória, JSON inválido, arquivo
+fora do UTF-8, atrasado e sem notebook. Ela é corrigida UMA vez (fixture de
+módulo, `--jobs 2`) e cada teste confere uma parte do resultado.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import nbformat
+import pytest
+
+from autograder import integrity, sandbox
+from autograder.course import Workspace
+from autograder.submissions import collect, load_deadlines, parse_time
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location(
+    "cenarios", ROOT / "tests" / "fixtures" / "autograder" / "cenarios.py")
+cenarios = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cenarios)
+
+SLUG = cenarios.SLUG
+# Limites curtos para a bateria ser rápida, com folga para importar o torch
+# (3-4 s numa máquina de 2 núcleos ocupada): o kernel já chega com os módulos
+# das células travadas importados, fora do relógio das células.
+LIMITS = ["--tempo-celula", "5", "--tempo-notebook", "40"]
+
+HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
+
+
+def needs_bwrap(f):
+    """Corrige na sandbox (bubblewrap) e leva dezenas de segundos."""
+    return pytest.mark.slow(pytest.mark.skipif(not HAS_BWRAP, reason=f"sandbox: {WHY_NOT}")(f))
+
+
+def run_cli(*args, check=True, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError(f"autograder saiu com {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def read_csv(path: Path) -> dict[str, dict]:
+    with open(path, encoding="utf-8", newline="") as f:
+        return {row["student_id"]: row for row in csv.DictReader(f)}
+
+
+def clone_prepared(ws: Workspace, dest: Path) -> Path:
+    """Workspace novo com a tarefa já gerada (pula o generate_assignment, ~5-10 s)."""
+    import shutil
+    for sub in ("source", "release"):
+        shutil.copytree(ws.root / sub, dest / sub)
+    shutil.copy(ws.db_path, dest / "gradebook.db")
+    (dest / ".autograder").mkdir()
+    shutil.copy(ws.state / "fontes.json", dest / ".autograder" / "fontes.json")
+    if (ws.state / "mplcache").is_dir():
+        shutil.copytree(ws.state / "mplcache", dest / ".autograder" / "mplcache")
+    return dest
+
+
+def git_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def arquivos(tmp_path_factory):
+    """Fonte, workspace preparado (generate_assignment) e entregas da turma de fixtures."""
+    base = tmp_path_factory.mktemp("turma")
+    sol = base / "solucoes"
+    cenarios.build_assignment(sol)
+    ws = Workspace(base / "ws", sol)
+    release = ws.prepare([SLUG])[SLUG].release[SLUG]
+    subs = base / "entregas"
+    paths = {"solution": str(sol / SLUG / f"{SLUG}.ipynb"), "gradebook": str(ws.db_path),
+             "other_student": str(subs / "correct" / SLUG / f"{SLUG}.ipynb"),
+             "submissions": str(subs)}
+    students = cenarios.write_scenarios(release, subs, paths)
+    (ws.root / "prazos.toml").write_text(
+        f'fuso = "America/Sao_Paulo"\n[prazos]\n"{SLUG}" = "{cenarios.DEADLINE}"\n', encoding="utf-8")
+    return {"base": base, "sol": sol, "ws": ws, "subs": subs, "students": students, "paths": paths}
+
+
+@pytest.fixture(scope="module")
+def turma(arquivos):
+    """A turma de fixtures corrigida uma vez, com 2 processos e a sandbox."""
+    if not HAS_BWRAP:
+        pytest.skip(f"sandbox: {WHY_NOT}")
+    before = git_status()
+    t0 = time.monotonic()
+    p = run_cli("grade", arquivos["subs"], "--workspace", arquivos["ws"].root, "--solucoes", arquivos["sol"],
+                "--jobs", "2", *LIMITS)
+    return {**arquivos, "grades": read_csv(arquivos["ws"].root / "grades.csv"), "stderr": p.stderr,
+            "seconds": time.monotonic() - t0, "git_before": before}
+
+
+# ----------------------------------------------------------------------------- cenários
+
+@needs_bwrap
+@pytest.mark.parametrize("scenario", sorted(cenarios.EXPECTED))
+def test_each_scenario_gets_its_score_and_status(turma, scenario):
+    score, status = cenarios.EXPECTED[scenario]
+    row = turma["grades"][scenario]
+    assert (float(row["score"]), row["status"]) == (score, status), row
+    assert float(row["max_score"]) == 6.0   # 5 automáticos + 1 da resposta escrita
+
+
+@needs_bwrap
+def test_one_row_per_student_and_every_other_grade_kept(turma):
+    assert sorted(turma["grades"]) == sorted(turma["students"])
+    assert all(r["assignment"] == SLUG for r in turma["grades"].values())
+
+
+@needs_bwrap
+def test_correct_answer_leaves_only_the_written_answer_for_manual_grading(turma):
+    assert turma["grades"]["correct"]["needs_manual_grade"] == "1"
+    # em branco: a resposta escrita não mudou, o nbgrader já dá zero (nada a corrigir)
+    assert turma["grades"]["blank"]["needs_manual_grade"] == "0"
+
+
+@needs_bwrap
+def test_details_explain_each_problem_in_portuguese(turma):
+    d = {k: v["details"] for k, v in turma["grades"].items()}
+    assert "test_dobro' apagada" in d["deleted-test"]
+    assert "test_dobro' editada" in d["edited-test"] and "points" in d["edited-test"]
+    assert "numpy.allclose" in d["patched-allclose"] and "torch.allclose" in d["patched-allclose"]
+    assert "conferir" in d["redefined-conferir"]
+    assert "não atendeu à interrupção" in d["sigint-ignoring"]
+    assert "kernel morreu" in d["os-exit"]
+    assert "memória esgotada" in d["memory-bomb"]
+    assert "JSON inválido" in d["invalid-json"]
+    assert "UTF-8" in d["non-utf8"]
+    assert "não foi entregue" in d["missing"]
+
+
+@needs_bwrap
+def test_late_is_judged_in_the_deadline_time_zone(turma):
+    late, on_time = turma["grades"]["late"], turma["grades"]["correct"]
+    # 00:29 em São Paulo é 30 min depois de 23:59 (lido como UTC, estaria no prazo)
+    assert (late["late"], late["late_minutes"]) == ("true", "30")
+    assert late["submitted_at"] == "2025-03-11T00:29:00-03:00"
+    assert (on_time["late"], on_time["late_minutes"]) == ("false", "0")
+    assert turma["grades"]["wrong"]["late"] == ""      # sem horário de entrega: não se sabe
+
+
+@needs_bwrap
+def test_output_flood_is_cut_and_the_notebook_stays_small(turma):
+    path = turma["ws"].autograded("print-flood", SLUG) / f"{SLUG}.ipynb"
+    assert path.stat().st_size < 8 * 1024 * 1024      # 10 MB impressos por teste visível e oculto
+    assert "saída cortada pelo corretor" in path.read_text(encoding="utf-8")
+
+
+@needs_bwrap
+def test_questions_csv_has_visible_and_hidden_results(turma):
+    with open(turma["ws"].root / "questions.csv", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f)]
+    by = {(r["student_id"], r["grade_id"]): r for r in rows}
+    assert len(rows) == 3 * len(turma["students"])
+    assert by[("correct", "test_dobro")]["hidden_tests"] == "passed"
+    assert by[("wrong", "test_dobro")]["visible_tests"] == "failed"
+    assert by[("correct", "explique")]["needs_manual_grade"] == "true"
+
+
+# ----------------------------------------------------------------------------- sandbox
+
+@needs_bwrap
+def test_sandbox_hides_solutions_gradebook_other_students_and_network(turma):
+    nb = nbformat.read(turma["ws"].autograded("reads-solutions", SLUG) / f"{SLUG}.ipynb", as_version=4)
+    out = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert out.count("bloqueado: FileNotFoundError") == 4, out   # gabarito, gradebook, colega, pasta
+    assert "rede bloqueada" in out
+
+
+@needs_bwrap
+def test_reading_the_solutions_works_without_sandbox(turma, tmp_path):
+    """O mesmo notebook, sem sandbox, lê o gabarito: é a sandbox que o impede."""
+    one = tmp_path / "entregas"
+    (one / "reads-solutions").mkdir(parents=True)
+    os.symlink(turma["subs"] / "reads-solutions" / SLUG, one / "reads-solutions" / SLUG)
+    ws = clone_prepared(turma["ws"], tmp_path / "ws")
+    p = run_cli("grade", one, "--workspace", ws, "--solucoes", turma["sol"],
+                "--sem-sandbox", "--sem-feedback", "--sem-relatorio", *LIMITS)
+    assert "SEM sandbox" in p.stderr
+    row = read_csv(tmp_path / "ws" / "grades.csv")["reads-solutions"]
+    assert float(row["score"]) == 2.0, row          # dobro passou: leu o gabarito
+
+
+def test_refuses_to_grade_without_bubblewrap_unless_told(arquivos, tmp_path, monkeypatch):
+    from autograder.runner import GradeError, GradeOptions, run_grade
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    ws = Workspace(tmp_path / "ws", arquivos["sol"])
+    with pytest.raises(GradeError, match="bubblewrap.*--sem-sandbox"):
+        run_grade(ws, GradeOptions(submissions=arquivos["subs"]))
+    assert not (tmp_path / "ws" / "grades.csv").exists()
+
+
+def test_workspace_inside_the_repository_is_refused(arquivos):
+    p = run_cli("grade", arquivos["subs"], "--workspace", ROOT / "tmp-notas", "--solucoes", arquivos["sol"],
+                check=False)
+    assert p.returncode == 2 and "fora do repositório" in p.stderr
+    assert not (ROOT / "tmp-notas").exists()
+
+
+@needs_bwrap
+def test_nothing_is_written_into_the_repository(turma):
+    assert git_status() == turma["git_before"]
+
+
+# ----------------------------------------------------------------------------- entrada
+
+def _nb_bytes(release, answers):
+    return nbformat.writes(cenarios._solve(release, answers)).encode()
+
+
+def test_lms_zip_names_students_and_reads_naive_times_in_the_deadline_zone(arquivos, tmp_path):
+    release = arquivos["ws"].info(SLUG, "x").release[SLUG]
+    z = tmp_path / "turma.zip"
+    data = _nb_bytes(release, cenarios.CORRECT)
+    with zipfile.ZipFile(z, "w") as f:
+        f.writestr("alice.ipynb", data)
+        f.writestr(f"José da Silva_123456_assignsubmission_file_/{SLUG}.ipynb", data)
+        f.writestr(f"{SLUG}_bia_attempt_2025-03-11-00-29-00_{SLUG}.ipynb", data)
+        f.writestr(f"carla/{SLUG}/{SLUG}.ipynb", data)
+        f.writestr(f"carla/{SLUG}/timestamp.txt", "2025-03-11 02:30:00.000000 UTC")
+        f.writestr("../../fora.ipynb", data)           # nome malicioso: não sai da pasta
+        f.writestr("__MACOSX/._alice.ipynb", b"lixo")
+    tz = ZoneInfo("America/Sao_Paulo")
+    subs, warns = collect(z, {SLUG: [SLUG]}, tz, only=SLUG)
+    got = {s.student: s for s in subs}
+    assert sorted(got) == ["Jose-da-Silva", "alice", "bia", "carla", "fora"]
+    assert all(list(s.files) == [f"{SLUG}.ipynb"] for s in subs)
+    assert got["bia"].timestamp == parse_time("2025-03-11 00:29", tz)
+    assert got["carla"].timestamp.astimezone(tz).strftime("%H:%M") == "23:30"
+    dl = load_deadlines(tmp_path, [f"{SLUG}={cenarios.DEADLINE}"])
+    assert dl.late_minutes(SLUG, got["bia"].timestamp) == 30
+    assert dl.late_minutes(SLUG, got["carla"].timestamp) == 0
+
+
+def test_time_parsing_keeps_explicit_zones_and_defaults_to_the_course_zone():
+    sp = ZoneInfo("America/Sao_Paulo")
+    assert parse_time("2025-03-10 23:59", sp).utcoffset().total_seconds() == -3 * 3600
+    assert parse_time("2025-03-11T02:59:00Z", sp) == parse_time("2025-03-10 23:59", sp)
+    assert parse_time("2025-03-10 23:59:00-03:00", sp) == parse_time("2025-03-11 02:59 UTC", sp)
+    with pytest.raises(ValueError, match="horário inválido"):
+        parse_time("ontem", sp)
+    with pytest.raises(ValueError, match="TAREFA=DATA"):
+        load_deadlines(Path("/nonexistent"), ["sem-igual"])
+    with pytest.raises(ValueError, match="fuso horário desconhecido"):
+        load_deadlines(Path("/nonexistent"), [], "Marte/Olympus")
+
+
+# ----------------------------------------------------------------------------- integridade
+
+def _nb(*cells):
+    out = []
+    for src, locked in cells:
+        c = nbformat.v4.new_code_cell(src)
+        if locked:
+            c.metadata["nbgrader"] = {"grade_id": f"g{len(out)}", "locked": True, "grade": False,
+                                      "solution": False, "schema_version": 3}
+        out.append(c)
+    return nbformat.v4.new_notebook(cells=out)
+
+
+SETUP = ("import numpy as np\n\ndef conferir(a, b):\n    assert isinstance(a, np.ndarray)\n"
+         "    assert np.isclose(a, b).all()", True)
+
+
+@pytest.mark.parametrize("student, flagged", [
+    ("np.isclose = lambda *a, **k: True", True),
+    ("import numpy\nsetattr(numpy, 'isclose', max)", True),
+    ("def conferir(a, b):\n    pass", True),
+    ("isinstance = lambda *a: True", True),
+    ("import builtins\nbuiltins.isinstance = lambda *a: True", True),
+    ("def f():\n    global conferir\n    conferir = print", True),
+    ("from numpy import isclose as conferir", True),
+    # legítimos: reimportar, variável local com o mesmo nome, builtin que os testes não usam
+    ("import numpy as np\nx = np.isclose(1, 1)", False),
+    ("def f():\n    conferir = 3\n    return conferir", False),
+    ("sum = 0\nfor i in range(3):\n    sum += i", False),
+    ("%timeit np.ones(3)", False),
+])
+def test_static_check_flags_redefined_checkers_only(student, flagged):
+    nb = _nb(SETUP, (student, False))
+    assert bool(integrity.static_flags(nb)) is flagged, integrity.static_flags(nb)
+
+
+def test_restoring_puts_a_deleted_test_back_in_place(arquivos):
+    release = arquivos["ws"].info(SLUG, "x").release[SLUG]
+    nb = cenarios._solve(release, cenarios.CORRECT)
+    ids = [integrity.grade_id(c) for c in nb.cells]
+    nb.cells = [c for c in nb.cells if integrity.grade_id(c) != "test_dobro"]
+    fixed, issues = integrity.restore_locked_cells(nb, release)
+    assert [integrity.grade_id(c) for c in fixed.cells] == ids
+    assert [i.kind for i in issues] == ["tampered"]
+
+
+def test_modules_imported_after_an_environment_change_are_not_preimported():
+    """TRITON_INTERPRET=1 antes de `import triton`: importar o triton antes quebraria o notebook."""
+    from autograder.job import warm_modules
+    nb = _nb(("import os\nimport numpy as np\nif True:\n    os.environ['TRITON_INTERPRET'] = '1'\n"
+              "import triton", True), ("import torch", True))
+    assert warm_modules(nb) == ["os", "numpy"]
+    assert warm_modules(_nb(("import numpy\nfrom torch import nn", True))) == ["numpy", "torch"]
+
+
+def test_hidden_tests_split_into_visible_and_hidden_parts():
+    from autograder.executor import split_hidden
+    src = "a = 1\n### BEGIN HIDDEN TESTS\nb = 2\n### END HIDDEN TESTS\nc = 3\n"
+    assert [(h, t.strip().splitlines()[-1]) for h, t in split_hidden(src)] == [
+        (False, "a = 1"), (True, "### END HIDDEN TESTS"), (False, "c = 3")]
+
+
+# ----------------------------------------------------------------------------- feedback e relatório
+
+def feedback_html(turma, student) -> str:
+    return (turma["ws"].feedback(student, SLUG) / f"{SLUG}.html").read_text(encoding="utf-8")
+
+
+@needs_bwrap
+def test_feedback_never_shows_hidden_tests(turma):
+    pages = sorted((turma["ws"].root / "feedback").rglob("*.html"))
+    assert len(pages) == len(turma["students"])
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert cenarios.SECRET not in text, page
+        assert "HIDDEN TESTS" not in text and "-1.5" not in text, page
+
+
+@needs_bwrap
+def test_feedback_shows_visible_results_scores_and_hidden_pass_fail(turma):
+    wrong, right = feedback_html(turma, "wrong"), feedback_html(turma, "correct")
+    assert "dobro: valores diferentes em 2 de 3 posições" in wrong      # teste visível, em português
+    assert "Testes ocultos: não rodaram" in wrong
+    assert "Testes ocultos: passaram" in right and "Nota: 5 de 6 pontos" in right
+    assert "aguardando correção manual" in right                          # a resposta escrita
+    assert "Entregue no prazo" in right
+    assert "Entregue com atraso de 30 min" in feedback_html(turma, "late")
+
+
+@needs_bwrap
+def test_feedback_explains_problems_without_revealing_the_flags(turma):
+    assert "JSON inválido" in feedback_html(turma, "invalid-json")
+    assert "não foi entregue" in feedback_html(turma, "missing")
+    assert "apagada (restaurada)" in feedback_html(turma, "deleted-test")
+    flagged = feedback_html(turma, "patched-allclose")
+    assert "em revisão pelo professor" in flagged and "allclose` foi trocado" not in flagged
+
+
+@needs_bwrap
+def test_report_has_plots_and_lists_every_row_needing_attention(turma):
+    page = (turma["ws"].root / "relatorio" / "index.html").read_text(encoding="utf-8")
+    assert page.count('src="data:image/png;base64,') == 2
+    assert 'alt="Histogramas das notas de cada tarefa"' in page
+    assert "Pedem atenção (12)" in page        # 11 situações diferentes de ok + o atrasado
+    for s, (_, status) in cenarios.EXPECTED.items():
+        if status != "ok":
+            assert f"<td>{s}</td>" in page, s
+
+
+def test_report_command_without_grading_says_what_to_do(tmp_path):
+    p = run_cli("report", "--workspace", tmp_path, check=False)
+    assert p.returncode == 2 and "rode `python -m autograder grade` antes" in p.stderr
+
+
+# ----------------------------------------------------------------------------- retomada e paralelo
+
+@needs_bwrap
+def test_grading_twice_gives_the_same_csv_without_regrading(turma):
+    csv_before = (turma["ws"].root / "grades.csv").read_bytes()
+    q_before = (turma["ws"].root / "questions.csv").read_bytes()
+    p = run_cli("grade", turma["subs"], "--workspace", turma["ws"].root, "--solucoes", turma["sol"],
+                "--jobs", "2", *LIMITS)
+    n = len(turma["students"])
+    assert f"{n} de {n} entregas já corrigidas" in p.stderr
+    assert "corrigindo" not in p.stderr and "(0 escrito(s)" in p.stderr   # feedback também em dia
+    assert (turma["ws"].root / "grades.csv").read_bytes() == csv_before
+    assert (turma["ws"].root / "questions.csv").read_bytes() == q_before
+
+
+@needs_bwrap
+def test_changing_a_submission_regrades_only_that_student(turma, tmp_path):
+    import shutil
+    ws = clone_prepared(turma["ws"], tmp_path / "ws")
+    subs = tmp_path / "entregas"
+    for s in ("correct", "wrong"):     # já corrigidos na turma: os resultados valem aqui
+        (subs / s).mkdir(parents=True)
+        os.symlink(turma["subs"] / s / SLUG, subs / s / SLUG)
+        dest = ws / ".autograder" / "resultados" / SLUG / f"{s}.json"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(turma["ws"].result_path(s, SLUG), dest)
+    # "wrong" reenvia a resposta certa: só ele é corrigido de novo
+    (subs / "wrong" / SLUG).unlink()
+    os.symlink(turma["subs"] / "correct" / SLUG, subs / "wrong" / SLUG)
+    p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], "--sem-relatorio", *LIMITS)
+    assert "1 de 2 entregas já corrigidas" in p.stderr and "corrigindo 1 notebook(s)" in p.stderr
+    rows = read_csv(ws / "grades.csv")
+    assert rows["wrong"]["score"] == rows["correct"]["score"] == "5"
+
+
+SERIAL = ["correct", "deleted-test", "patched-allclose", "os-exit"]
+
+
+@pytest.fixture(scope="module")
+def serial_resumed(turma, tmp_path_factory):
+    """Parte da turma em série (--jobs 1), interrompida com Ctrl-C e retomada."""
+    base = tmp_path_factory.mktemp("serial")
+    ws = clone_prepared(turma["ws"], base / "ws")
+    subs = base / "entregas"
+    for s in SERIAL:
+        (subs / s).mkdir(parents=True)
+        os.symlink(turma["subs"] / s / SLUG, subs / s / SLUG)
+    args = [sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
+            "--solucoes", str(turma["sol"]), "--jobs", "1", "--sem-feedback", "--sem-relatorio", *LIMITS]
+    proc = subprocess.Popen(args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    results = ws / ".autograder" / "resultados" / SLUG
+    end = time.monotonic() + 120
+    while time.monotonic() < end and len(list(results.glob("*.json"))) < 1:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err1 = proc.communicate(timeout=60)
+    done_before = len(list(results.glob("*.json")))
+    p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], "--jobs", "1", *LIMITS)
+    return {"rc": proc.returncode, "err1": err1, "done_before": done_before, "err2": p.stderr,
+            "grades": read_csv(ws / "grades.csv")}
+
+
+@needs_bwrap
+def test_interrupted_grading_resumes_without_regrading_finished_students(serial_resumed):
+    r = serial_resumed
+    assert r["rc"] == 130 and "rode o mesmo comando para continuar" in r["err1"]
+    assert 1 <= r["done_before"] < len(SERIAL)
+    assert f"{r['done_before']} de {len(SERIAL)} entregas já corrigidas" in r["err2"]
+    assert f"corrigindo {len(SERIAL) - r['done_before']} notebook(s)" in r["err2"]
+    assert sorted(r["grades"]) == sorted(SERIAL)
+
+
+@needs_bwrap
+def test_serial_and_parallel_grading_give_the_same_rows(turma, serial_resumed):
+    cols = ("score", "max_score", "status", "details", "needs_manual_grade")
+    for s in SERIAL:
+        assert {c: serial_resumed["grades"][s][c] for c in cols} == \
+               {c: turma["grades"][s][c] for c in cols}, s
