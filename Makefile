@@ -21,7 +21,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 # O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: all book test release serve bench grade clean deps apt-deps help
+.PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help
 
 help:
 	@echo "make book     constrói o livro (HTML em _build/html), executando todos os capítulos"
@@ -60,6 +60,7 @@ $(APT_STAMP):
 	touch $@
 
 apt-deps: $(APT_STAMP)
+sandbox-deps: $(APT_STAMP)
 
 release: $(STAMP)
 	$(BIN)/python -m autograder.release
