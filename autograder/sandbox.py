@@ -172,6 +172,11 @@ def build_command(cfg: SandboxConfig, connection_file: str, *, drop_to: int | No
                  "--unshare-cgroup-try"]
     args += ["--die-with-parent", "--new-session", "--hostname", "sandbox",
              "--ro-bind", "/usr", "/usr", *_system_links()]
+    # /tmp em memória ANTES das outras montagens: o bwrap monta em ordem, e um
+    # --tmpfs /tmp depois esconderia um Python ou repositório que mora em /tmp
+    # (visto num clone em /tmp: "setpriv: failed to execute .../.venv/bin/python").
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(cfg.limits.tmp_mib * MiB), "--tmpfs", "/tmp"]
     made: set[str] = set()
 
     def parents(path: str) -> list[str]:
@@ -198,9 +203,6 @@ def build_command(cfg: SandboxConfig, connection_file: str, *, drop_to: int | No
     cpu = "/sys/devices/system/cpu"   # torch/OpenBLAS leem a topologia; sem isso avisam no stderr
     if os.path.isdir(cpu):
         args += parents(cpu) + ["--ro-bind", cpu, cpu]
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--size", str(cfg.limits.tmp_mib * MiB), "--tmpfs", "/tmp",
-             ]
     # a pasta do trabalho vem depois do /tmp: o bwrap monta em ordem
     args += parents(run_dir) + ["--bind", run_dir, run_dir, "--chdir", work_dir, "--clearenv"]
     for k, v in env.items():
