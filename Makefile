@@ -15,10 +15,13 @@ export PYTHONHASHSEED := 0
 # O bin/ do ambiente primeiro no PATH: o nbgrader chama `alembic` pelo PATH.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
+# Sem espera ativa do OpenMP: numa máquina de 2 núcleos cheia de processos,
+# threads girando em falso deixaram tempos 3-10x piores e instáveis.
+export OMP_WAIT_POLICY ?= PASSIVE
 # O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: all book test release serve bench grade clean deps apt-deps help
+.PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help
 
 help:
 	@echo "make book     constrói o livro (HTML em _build/html), executando todos os capítulos"
@@ -57,6 +60,7 @@ $(APT_STAMP):
 	touch $@
 
 apt-deps: $(APT_STAMP)
+sandbox-deps: $(APT_STAMP)
 
 release: $(STAMP)
 	$(BIN)/python -m autograder.release

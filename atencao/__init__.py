@@ -5,5 +5,12 @@ os testes em tests/ conferem cada peça contra o torch e contra fórmulas fechad
 """
 
 from .core import attention, causal_mask, scale, scores, softmax
+from .flash import FlashAttentionFunction, SoftmaxState, count_blocks, merge, online_softmax, tiled_attention
+from .model import (
+    Block, KVCache, MultiHeadAttention, RMSNorm, SwiGLU, TinyConfig, TinyModel, Tracer, rope,
+)
 
 __all__ = ["scores", "scale", "causal_mask", "softmax", "attention"]
+__all__ += ["online_softmax", "SoftmaxState", "merge", "count_blocks", "tiled_attention", "FlashAttentionFunction"]
+__all__ += ["MultiHeadAttention", "RMSNorm", "rope", "SwiGLU", "Block", "TinyConfig", "TinyModel",
+            "Tracer", "KVCache"]

@@ -56,8 +56,7 @@ def heatmap(
         _, ax = plt.subplots(figsize=(0.5 * a.shape[1] + 2.5, 0.45 * a.shape[0] + 1.5))
     shown = np.ma.masked_array(a, mask=None if masked is None else np.asarray(masked, bool))
     shown = np.ma.masked_invalid(shown)
-    cm = matplotlib.colormaps[cmap].copy()
-    cm.set_bad("#e6e6e6")
+    cm = matplotlib.colormaps[cmap].with_extremes(bad="#e6e6e6")
     im = ax.imshow(shown, cmap=cm, aspect="auto")
     if annotate is None:
         annotate = a.size <= 100

@@ -83,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="corrige só esta tarefa (obrigatório para um zip de uma tarefa sem o nome dela)")
     g.add_argument("--jobs", "-j", type=_positive(int), default=1, metavar="N",
                    help="alunos corrigidos ao mesmo tempo (padrão: 1)")
-    g.add_argument("--tempo-celula", type=_positive(float), default=30.0, metavar="S",
-                   help="limite por célula, em segundos (padrão: 30)")
+    g.add_argument("--tempo-celula", type=_positive(float), default=None, metavar="S",
+                   help="limite por célula, em segundos (padrão: c.Execute.timeout do "
+                        "nbgrader_config.py do repositório, ou 30)")
     g.add_argument("--tempo-notebook", type=_positive(float), default=300.0, metavar="S",
                    help="limite por notebook, em segundos (padrão: 300)")
     g.add_argument("--memoria", type=_positive(int), default=2048, metavar="MIB",
@@ -161,6 +162,9 @@ def cmd_grade(args) -> int:
     from .submissions import load_deadlines
 
     ws = Workspace(args.workspace, args.solucoes)
+    if args.tempo_celula is None:
+        from .course import repo_config
+        args.tempo_celula = float(repo_config().Execute.get("timeout", 30) or 30)
     opts = GradeOptions(
         submissions=args.entregas, assignment=args.assignment, jobs=args.jobs,
         settings=ExecSettings(cell_timeout=args.tempo_celula, notebook_timeout=args.tempo_notebook),

@@ -56,3 +56,36 @@ def conferir_erro(nome, funcao, *args, tipo=ValueError, **kwargs):
     except Exception as e:  # noqa: BLE001 - mostramos o que veio
         raise AssertionError(f"{nome}: esperava {tipo.__name__}, veio {type(e).__name__}: {e}") from None
     raise AssertionError(f"{nome}: esperava {tipo.__name__}, mas a função não levantou erro.")
+
+
+def _tensor(nome, x):
+    """Antes de usar a resposta: ela existe e é um torch.Tensor?"""
+    if x is None:
+        raise AssertionError(f"{nome}: sua função devolveu None. Faltou um `return`?")
+    if not isinstance(x, _torch.Tensor):
+        raise AssertionError(f"{nome}: esperava um torch.Tensor, veio {type(x).__name__}.")
+    return x
+
+
+def _forma(nome, x, forma):
+    """A resposta é um torch.Tensor com a forma esperada?"""
+    _tensor(nome, x)
+    if tuple(x.shape) != tuple(forma):
+        raise AssertionError(f"{nome}: forma errada. Esperava {tuple(forma)}, veio {tuple(x.shape)}.")
+    return x
+
+
+def _tipo(nome, x, dtype):
+    """O tipo dos elementos (float16, float32, bool...) é o esperado?"""
+    _tensor(nome, x)
+    if x.dtype != dtype:
+        raise AssertionError(f"{nome}: esperava elementos {dtype}, vieram {x.dtype}.")
+    return x
+
+
+def _chamar(nome, f, *args, **kwargs):
+    """Chama a função do aluno; um erro inesperado vira uma falha que diz em qual caso foi."""
+    try:
+        return f(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - mostramos o que veio
+        raise AssertionError(f"{nome}: sua função levantou {type(e).__name__}: {e}") from None

@@ -184,6 +184,11 @@ def build_command(cfg: SandboxConfig, connection_file: str, *, drop_to: int | No
         args += [*pid_ns, "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     args += ["--die-with-parent", "--new-session", "--hostname", "sandbox",
              "--ro-bind", "/usr", "/usr", *_system_links()]
+    # /tmp em memória ANTES das outras montagens: o bwrap monta em ordem, e um
+    # --tmpfs /tmp depois esconderia um Python ou repositório que mora em /tmp
+    # (visto num clone em /tmp: "setpriv: failed to execute .../.venv/bin/python").
+    args += (["--dev-bind", "/proc", "/proc"] if program else ["--proc", "/proc"]) + [
+        "--dev", "/dev", "--size", str(cfg.limits.tmp_mib * MiB), "--tmpfs", "/tmp"]
     made: set[str] = set()
 
     def parents(path: str) -> list[str]:
@@ -210,9 +215,6 @@ def build_command(cfg: SandboxConfig, connection_file: str, *, drop_to: int | No
     cpu = "/sys/devices/system/cpu"   # torch/OpenBLAS leem a topologia; sem isso avisam no stderr
     if os.path.isdir(cpu):
         args += parents(cpu) + ["--ro-bind", cpu, cpu]
-    args += (["--dev-bind", "/proc", "/proc"] if program else ["--proc", "/proc"]) + ["--dev", "/dev",
-             "--size", str(cfg.limits.tmp_mib * MiB), "--tmpfs", "/tmp",
-             ]
     # a pasta do trabalho vem depois do /tmp: o bwrap monta em ordem
     args += parents(run_dir) + ["--bind", run_dir, run_dir, "--chdir", work_dir, "--clearenv"]
     for k, v in env.items():
@@ -267,7 +269,9 @@ def _chown_tree(path: str, uid: int) -> None:
 def zygote_program(cfg: SandboxConfig, runs_root: str, warm: list[str]) -> list[str]:
     """O zigoto roda de uma cópia de zygote.py na pasta montada (o repositório não é visível)."""
     zcfg = {"warm": warm, "env": kernel_env(cfg.limits, "/tmp"), "memory_mib": cfg.limits.memory_mib,
-            "file_mib": cfg.limits.file_mib, "nproc": cfg.limits.nproc, "tmp_mib": cfg.limits.tmp_mib}
+            "file_mib": cfg.limits.file_mib, "nproc": cfg.limits.nproc, "tmp_mib": cfg.limits.tmp_mib,
+            # o filho monta um /tmp novo: um Python que mora em /tmp tem de ser remontado nele
+            "keep": [p for p in _python_roots() + list(cfg.extra_ro) if p.startswith("/tmp/")]}
     return [cfg.python, "-I", os.path.join(runs_root, "zygote.py"), json.dumps(zcfg)]
 
 

@@ -43,6 +43,7 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+MS_RDONLY, MS_REMOUNT = 1, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG = 1
 MiB = 1024 * 1024
@@ -107,11 +108,26 @@ def _child(cfg: dict, req: dict) -> None:
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     run_fd = os.open(run, os.O_PATH | os.O_DIRECTORY)
+    keep = [(p, os.open(p, os.O_PATH | os.O_DIRECTORY)) for p in cfg.get("keep", [])]
     # /tmp novo (esconde as pastas dos outros kernels) e, dentro dele, só a deste
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={cfg['tmp_mib'] * MiB},mode=1777")
     os.makedirs(run, exist_ok=True)
     _mount(f"/proc/self/fd/{run_fd}", run, None, MS_BIND | MS_REC)
     os.close(run_fd)
+    for path, fd in keep:                          # Python instalado em /tmp: de volta, só leitura
+        os.makedirs(path, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        os.close(fd)
+        flags = os.statvfs(path).f_flag
+        if not flags & os.ST_RDONLY:
+            # num namespace de usuário, remontar exige repetir as opções travadas
+            keep_flags = sum(ms for st, ms in ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV),
+                                               (os.ST_NOEXEC, MS_NOEXEC), (os.ST_NOATIME, 1024),
+                                               (os.ST_NODIRATIME, 2048), (os.ST_RELATIME, 1 << 21))
+                             if flags & st)
+            _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | keep_flags)
+    if os.path.isdir("/dev/shm"):                  # /dev/shm do zigoto é de todos os filhos
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
     _libc.sethostname(b"sandbox", 7)
     pid = os.fork()
     if pid:                                        # o meio só espera o kernel e repassa o código

@@ -67,9 +67,14 @@ def bench_build_and_tests() -> None:
     print(f"livro limpo {clean:.1f} s, com cache {cached:.1f} s, testes {tests:.1f} s")
 
 
-def main() -> int:
-    bench_build_and_tests()
+def main(argv: list[str] | None = None) -> int:
+    """Sem argumentos, tudo; com nomes (`build`, `flash`, `grader`...), só esses."""
+    only = set(sys.argv[1:] if argv is None else argv)
+    if not only or "build" in only:
+        bench_build_and_tests()
     for script in sorted((ROOT / "bench").glob("bench_*.py")):
+        if only and script.stem.removeprefix("bench_") not in only:
+            continue
         print(f"rodando {script.name}")
         subprocess.run([sys.executable, str(script)], cwd=ROOT, check=True)
     print(f"resultados em {RESULTS.relative_to(ROOT)}")

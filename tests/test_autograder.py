@@ -483,3 +483,54 @@ def test_serial_without_zygote_and_parallel_with_zygote_give_the_same_rows(turma
     for s in SERIAL:
         assert {c: serial_resumed["grades"][s][c] for c in cols} == \
                {c: turma["grades"][s][c] for c in cols}, s
+
+
+# ----------------------------------------------------------------------------- zigoto
+
+async def _run_in_zygote_kernel(cfg, code: str, log: Path) -> str:
+    from autograder.executor import Zygote, ZygoteKernel
+    z = Zygote(cfg, ["numpy"], log)
+    try:
+        run = z.new_run_dir()
+        for sub in ("trabalho", "home"):
+            (run / sub).mkdir()
+        run.chmod(0o755)
+        k = await ZygoteKernel(run, z).start(60)
+        try:
+            out = []
+            msg_id = k.kc.execute(code)
+            while True:
+                msg = await k.kc.get_iopub_msg(timeout=30)
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                if msg["msg_type"] == "stream":
+                    out.append(msg["content"]["text"])
+                elif msg["msg_type"] == "error":
+                    out.append(msg["content"]["ename"])
+                elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                    return "".join(out)
+        finally:
+            await k.shutdown()
+    finally:
+        z.close()
+
+
+@pytest.mark.skipif(not HAS_BWRAP, reason=f"sandbox: {WHY_NOT}")
+def test_zygote_kernel_is_isolated_and_keeps_read_only_folders_living_in_tmp(tmp_path):
+    """Um Python (ou venv) em /tmp continua visível, só leitura, debaixo do /tmp novo do filho."""
+    import asyncio
+    keep = tmp_path / "python-extra"            # tmp_path fica em /tmp
+    keep.mkdir()
+    (keep / "marca.txt").write_text("visível")
+    keep.chmod(0o755)
+    for p in (tmp_path, *tmp_path.parents):
+        if str(p).startswith("/tmp/"):
+            p.chmod(p.stat().st_mode | 0o005)
+    cfg = sandbox.SandboxConfig(python=sys.executable, extra_ro=[str(keep)])
+    code = (f"import os, sys\nprint(open({str(keep / 'marca.txt')!r}).read())\n"
+            f"try:\n    open({str(keep / 'x')!r}, 'w')\nexcept OSError as e:\n    print('erro', e.errno)\n"
+            "print('numpy pré-importado:', 'numpy' in sys.modules)\n"
+            "print('pids:', len([p for p in os.listdir('/proc') if p.isdigit()]))\n")
+    out = asyncio.run(_run_in_zygote_kernel(cfg, code, tmp_path / "z.log"))
+    assert "visível" in out and "erro 30" in out, out      # 30 = EROFS
+    assert "numpy pré-importado: True" in out and "pids: 1" in out, out

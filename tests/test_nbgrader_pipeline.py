@@ -38,6 +38,19 @@ def _release_nb(slug):
     return nbformat.read(ROOT / "exercises" / slug / f"{slug}.ipynb", as_version=4)
 
 
+def _public_lines(except_slug: str) -> set[str]:
+    """Linhas das versões do aluno das OUTRAS tarefas (o que qualquer aluno vê).
+
+    A própria tarefa fica de fora: senão um vazamento nela se esconderia.
+    """
+    public = set()
+    for slug in SLUGS:
+        if slug != except_slug:
+            for cell in _release_nb(slug).cells:
+                public.update(line.strip() for line in cell.source.splitlines())
+    return public
+
+
 def _secret_lines(slug) -> list[str]:
     """Linhas de solução e de testes ocultos que não aparecem na parte visível."""
     nb = _source_nb(slug)
@@ -49,8 +62,9 @@ def _secret_lines(slug) -> list[str]:
                 inside = "BEGIN" in line
                 continue
             (secret if inside else visible).append(line.strip())
-    visible_set = set(visible)
-    # Só linhas características: longas e ausentes da parte visível.
+    visible_set = set(visible) | _public_lines(slug)
+    # Só linhas características: longas e ausentes de toda parte visível
+    # (uma linha que outro caderno mostra ao aluno, como um oráculo, é pública).
     return [s for s in secret if len(s) >= 30 and s not in visible_set and not s.startswith("#")]
 
 

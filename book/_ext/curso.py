@@ -10,10 +10,28 @@
 
        ```{exercicio} 01-pontuacoes
        ```
+
+3. Tira do site o que o leitor não deve encontrar (visto no Chromium, testado
+   em tests/test_browser.py):
+   - o sphinx-thebe, que o Jupyter Book 1 carrega sempre, injeta em toda página
+     um script que declara ``const THEBE_JS_URL`` duas vezes (erro no console)
+     e aponta para unpkg.com; com ``launch_buttons.thebe: false`` ele não serve
+     para nada, então desligamos os seus eventos e o seu CSS;
+   - LaTeX cru no título da aba (``<title>``): a matemática dos títulos vira
+     texto Unicode (``$QK^\\top$`` -> ``QKᵀ``);
+   - caminhos absolutos da máquina que construiu o livro nos tracebacks das
+     células ``raises-exception`` (``File /home/.../atencao/core.py`` vira
+     ``File atencao/core.py``);
+   - LaTeX cru e texto dos botões do tema nos resultados da busca (o MathJax
+     em toda página e book/_static/curso.js).
 """
 
 from __future__ import annotations
 
+import hashlib
+import html
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -89,10 +107,171 @@ def _copy(app, exc):
         shutil.copy2(nb, out / nb.name)
 
 
+# --------------------------------------------------------------------------
+# sphinx-thebe desligado de verdade
+# --------------------------------------------------------------------------
+
+def _drop_thebe(app, config):
+    """Remove os eventos e o CSS do sphinx-thebe quando o thebe está desligado.
+
+    `launch_buttons.thebe: false` só esconde o botão: o sphinx_thebe, que o JB1
+    põe sempre na lista de extensões, continua injetando scripts em toda página.
+    Tirá-lo da lista exigiria repetir em _config.yml a lista inteira de
+    extensões do JB1 (e `extra_extensions` de outra pessoa a substituiria).
+    """
+    launch = (config.html_theme_options or {}).get("launch_buttons", {}) or {}
+    if launch.get("thebe") or "sphinx_thebe" not in app.extensions:
+        return
+    import sphinx_thebe
+
+    handlers = {sphinx_thebe.st_static_path, sphinx_thebe.init_thebe_core,
+                sphinx_thebe.update_thebe_context}
+    for listeners in app.events.listeners.values():
+        for listener in list(listeners):
+            if listener.handler in handlers:
+                app.disconnect(listener.id)
+    app.registry.css_files = [
+        (name, attrs) for name, attrs in app.registry.css_files if name != "sphinx-thebe.css"
+    ]
+
+
+# --------------------------------------------------------------------------
+# Matemática do título da página em texto simples (a aba não roda MathJax)
+# --------------------------------------------------------------------------
+
+_TEX_SYMBOLS = {
+    "top": "ᵀ", "cdot": "·", "times": "×", "infty": "∞", "le": "≤", "leq": "≤",
+    "ge": "≥", "geq": "≥", "neq": "≠", "approx": "≈", "to": "→", "in": "∈",
+    "ldots": "…", "dots": "…", "sum": "∑", "log": "log", "exp": "exp",
+    "max": "max", "alpha": "α", "beta": "β", "ell": "ℓ", "sigma": "σ",
+    "theta": "θ", "mu": "μ", "pi": "π",
+}
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def tex_to_text(tex: str) -> str:
+    """Uma expressão TeX curta (de título) em texto Unicode legível.
+
+    Um comando fora da tabela fica com a barra invertida, e o teste do
+    navegador acusa LaTeX cru no título: acrescente-o a ``_TEX_SYMBOLS``.
+    """
+    s = re.sub(r"\^\{?\\top\}?", "ᵀ", tex)
+    s = re.sub(r"\^\{?(\d+)\}?", lambda m: m[1].translate(_SUPERSCRIPT), s)
+    s = re.sub(r"\\(?:text|mathrm|mathbf|mathit|operatorname)\{([^{}]*)\}", r"\1", s)
+    s = re.sub(r"\\sqrt\{([^{}]*)\}",
+               lambda m: "√" + (m[1] if re.fullmatch(r"\w+(_\{?\w+\}?)?", m[1]) else f"({m[1]})"), s)
+    s = re.sub(r"\\([A-Za-z]+)", lambda m: _TEX_SYMBOLS.get(m[1], m[0]), s)
+    s = re.sub(r"\\[,;:! ]", " ", s)
+    return s.replace("{", "").replace("}", "")
+
+
+_INLINE_MATH = re.compile(r"\\\((.+?)\\\)", re.S)
+
+
+def _plain_text(node) -> str:
+    """O texto de um título com a matemática em Unicode (em vez do TeX de astext())."""
+    parts = [tex_to_text(n.astext()) if isinstance(n, nodes.math) else n.astext()
+             for n in node.findall(lambda n: isinstance(n, (nodes.math, nodes.Text))
+                                   and not isinstance(n.parent, nodes.math))]
+    return "".join(parts)
+
+
+def _plain_titles(app, pagename, templatename, context, doctree):
+    if "title" in context and context["title"]:
+        context["title"] = _INLINE_MATH.sub(
+            lambda m: html.escape(tex_to_text(html.unescape(m[1]))), context["title"])
+    node = app.env.titles.get(pagename)
+    if node is not None and "pagetitle" in context:
+        context["pagetitle"] = _plain_text(node)
+
+
+def _plain_search_titles(app, exc):
+    """Títulos de seção com matemática, no índice da busca, em texto Unicode.
+
+    A busca mostra "Capítulo > Seção" com a seção vinda de ``title.astext()``,
+    que para ``$QK^\\top$`` é o TeX sem delimitadores (``QK^\\top``): nem o
+    MathJax o reconhece. Reescrevemos essas chaves de ``alltitles``.
+    """
+    if exc is not None or app.builder.format != "html":
+        return
+    index = Path(app.outdir) / "searchindex.js"
+    prefix, suffix = "Search.setIndex(", ")"
+    text = index.read_text(encoding="utf-8") if index.exists() else ""
+    if not (text.startswith(prefix) and text.endswith(suffix)):
+        return
+    plain = {}
+    for docname in sorted(app.env.found_docs):
+        try:
+            doctree = app.env.get_doctree(docname)
+        except (FileNotFoundError, OSError):
+            continue
+        for title in doctree.findall(nodes.title):
+            if next(iter(title.findall(nodes.math)), None) is not None:
+                plain[title.astext()] = _plain_text(title)
+    data = json.loads(text[len(prefix):-len(suffix)])
+    titles: dict[str, list] = {}
+    for key, places in data.get("alltitles", {}).items():
+        titles.setdefault(plain.get(key, key), []).extend(places)
+    data["alltitles"] = titles
+    index.write_text(prefix + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + suffix,
+                     encoding="utf-8")
+
+
+# --------------------------------------------------------------------------
+# Tracebacks sem os caminhos da máquina que construiu o livro
+# --------------------------------------------------------------------------
+
+def _relative_tracebacks(app, doctree):
+    root = str(_repo_root(app).resolve()) + "/"
+    roots = {root, str(_repo_root(app)) + "/"}
+    for block in doctree.findall(nodes.literal_block):
+        if "traceback" not in block.get("classes", []):
+            continue
+        text = block.astext()
+        new = text
+        for prefix in roots:
+            new = new.replace(prefix, "")
+        new = re.sub(r"[^\s\"']*/site-packages/", "site-packages/", new)
+        if new != text:
+            block.children = [nodes.Text(new)]
+            block.rawsource = new
+
+
+def _digest(app) -> str:
+    """Impressão digital desta extensão, de book/_static/ e do _toc.yml.
+
+    Registrada como valor de configuração que exige reler tudo: sem ela, uma
+    mudança só aqui (ou num CSS/JS) não deixa nenhuma página "desatualizada", e
+    o Sphinx não reescreve nada; e um capítulo novo no _toc.yml só é escrito
+    ele mesmo, deixando nas outras páginas o menu lateral e o link "próximo"
+    antigos (visto: o capítulo 1 continuava apontando para o glossário). Reler
+    tudo não reexecuta nada: as saídas vêm do cache do jupyter-cache.
+    """
+    h = hashlib.sha256(Path(__file__).read_bytes())
+    toc = _repo_root(app) / "_toc.yml"
+    if toc.exists():
+        h.update(toc.read_bytes())
+    static = Path(__file__).resolve().parent.parent / "_static"
+    for f in sorted(p for p in static.rglob("*") if p.is_file()):
+        h.update(str(f.relative_to(static)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def setup(app):
     if not (ES5 / "tex-chtml.js").exists():
         raise RuntimeError(f"MathJax local não encontrado em {ES5}; rode `make` para instalar")
+    # O MathJax em toda página, não só nas que têm fórmulas no corpo: o sumário
+    # lateral e os links anterior/próxima mostram títulos com matemática
+    # (capítulo 1: $QK^\top$), que sem ele apareceriam como LaTeX cru.
+    app.set_html_assets_policy("always")
+    # Busca sem LaTeX cru nem texto dos botões do tema nos resultados (book/_static/curso.js).
+    app.add_js_file("curso.js")
     app.connect("config-inited", _set_path)
+    app.connect("config-inited", _drop_thebe)
+    app.connect("html-page-context", _plain_titles, priority=900)
+    app.connect("doctree-read", _relative_tracebacks)
     app.connect("build-finished", _copy)
+    app.connect("build-finished", _plain_search_titles)
     app.add_directive("exercicio", Exercicio)
+    app.add_config_value("curso_digest", _digest(app), "env")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

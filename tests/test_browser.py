@@ -1,0 +1,351 @@
+"""O livro como o leitor o encontra: num navegador de verdade, sem internet.
+
+Abre _build/html (construído por `make book`; `make test` constrói antes)
+servido no localhost, no Chromium sem interface, e confere cada página do
+sumário: console limpo, nenhuma requisição falha nem sai do localhost,
+matemática renderizada pelo MathJax local, imagens carregadas e com texto
+alternativo, nenhuma saída de célula com traceback, nada que estoure a largura
+de um celular; depois a navegação (anterior/próxima, busca, download, link do
+exercício). Guarda capturas de tela em _build/screenshots/ para revisão.
+
+Células com a tag `raises-exception`: o erro é o assunto da célula (mostrar ao
+leitor a mensagem que uma entrada errada produz), então o traceback é
+permitido e, mais que isso, exigido: a célula precisa mostrar um erro (senão a
+tag está velha e o texto promete um erro que não aparece), e a última linha
+precisa ser `TipoDeErro: mensagem`. Em qualquer outra célula, um traceback ou
+um erro na saída reprova a página.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import quote
+
+import nbformat
+import pytest
+
+from browser_util import (
+    CHROMIUM, CHROMIUM_ARGS, DESKTOP, HTML, PHONE, ROOT, SCREENSHOTS, Recorder,
+    chapters, strip_url, toc_files, wait_ready,
+)
+
+pytestmark = pytest.mark.slow
+
+PAGES = toc_files()
+# Comandos TeX e delimitadores que, no texto visível, denunciam matemática crua.
+RAW_TEX = re.compile(r"\\[A-Za-z]+|\\[()\[\]]|\$\$|\$[^$\u2029]{1,200}\$")
+
+
+def page_url(base: str, page: str) -> str:
+    return f"{base}{page}.html"
+
+
+def fetch(url: str) -> tuple[int, bytes]:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return resp.status, resp.read()
+
+
+# --------------------------------------------------------------------------
+# Fixtures: um servidor, um navegador, uma aba, cada página aberta uma vez
+# --------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def site():
+    from browser_util import serve
+
+    if not (HTML / "index.html").exists():
+        pytest.fail("_build/html não existe: rode `make book` (o `make test` faz isso antes do pytest)")
+    with serve(HTML) as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium não encontrado em {CHROMIUM}: rode `make apt-deps` "
+                    "(instala o pacote Debian `chromium`; o `make test` faz isso)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def tab(browser, site):
+    """Uma aba só, reaproveitada por todos os testes; requisições externas bloqueadas."""
+    context = browser.new_context(viewport=DESKTOP, locale="pt-BR", service_workers="block")
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    recorder = Recorder(context, page, site)
+    yield page, recorder
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def reports(tab, site):
+    page, recorder = tab
+    t0 = time.perf_counter()
+    out = {p: recorder.visit(page, p, page_url(site, p)) for p in PAGES}
+    print(f"\n[navegador] {len(out)} páginas abertas e medidas em {time.perf_counter() - t0:.1f} s")
+    for r in out.values():  # avisos não reprovam (o Chromium emite alguns por conta própria), mas aparecem
+        for w in r.console_warnings:
+            print(f"[navegador] aviso no console em {r.page}: {w}")
+    return out
+
+
+# --------------------------------------------------------------------------
+# Cada página do sumário
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_loads_without_console_errors_or_failed_requests(reports, page):
+    r = reports[page]
+    assert r.status == 200, f"{page}: HTTP {r.status}"
+    problems = ([f"erro no console: {m}" for m in r.console_errors]
+                + [f"erro de JavaScript: {m}" for m in r.page_errors]
+                + [f"requisição falhou: {m}" for m in r.failed_requests])
+    assert not problems, f"{page}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_request_leaves_localhost(reports, page):
+    external = reports[page].external_requests
+    assert not external, (f"{page} pediu recursos fora do localhost (o livro deve abrir sem "
+                          "internet; sirva-os em _static/):\n  " + "\n  ".join(external))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_math_is_rendered_by_mathjax(reports, page):
+    p = reports[page].probe
+    if p["mathCount"]:
+        assert p["mathjax"], f"{page}: tem matemática, mas o MathJax não carregou"
+        assert not p.get("mathjaxError"), f"{page}: o MathJax falhou: {p['mathjaxError']}"
+        assert not p["mathUnrendered"], f"{page}: expressões sem renderizar: {p['mathUnrendered'][:5]}"
+        assert p["mathRendered"] >= p["mathCount"]
+    assert not p["mathErrors"], f"{page}: erros de TeX renderizados em vermelho: {p['mathErrors'][:5]}"
+    raw = sorted({m.group(0) for m in RAW_TEX.finditer(p["visibleText"])})
+    assert not raw, f"{page}: LaTeX cru no texto visível: {raw[:10]}"
+    assert not RAW_TEX.search(p["title"]), (
+        f"{page}: LaTeX cru no título da aba: {p['title']!r} "
+        "(acrescente o comando a _TEX_SYMBOLS em book/_ext/curso.py)")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_images_have_loaded_and_have_alt_text(reports, page):
+    p = reports[page].probe
+    broken = [i["src"] for i in p["images"] if not (i["complete"] and i["width"] > 0 and i["height"] > 0)]
+    no_alt = [i["src"] for i in p["images"] if not (i["alt"] or "").strip()]
+    assert not broken, f"{page}: imagens que não carregaram: {broken}"
+    assert not no_alt, (f"{page}: imagens sem texto alternativo: {no_alt} "
+                        "(nas células: metadados `mystnb: image: alt:`)")
+    assert not p["emptyFigures"], f"{page}: figuras sem imagem: {p['emptyFigures']}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_cell_outputs_have_no_traceback_except_raises_exception_cells(reports, page):
+    problems = []
+    for cell in reports[page].probe["cells"]:
+        where = f"célula {cell['index']} ({cell['source'][:60]!r})"
+        if "raises-exception" in cell["tags"]:
+            if not cell["errors"]:
+                problems.append(f"{where}: tem a tag raises-exception mas não mostra erro")
+                continue
+            last = cell["errors"][-1].strip().splitlines()[-1]
+            if not re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Warning)\b: \S", last):
+                problems.append(f"{where}: o erro não termina em 'TipoDeErro: mensagem': {last!r}")
+        elif cell["errors"] or "Traceback (most recent call last)" in cell["output"]:
+            problems.append(f"{where}: saída com traceback (marque raises-exception se o erro é intencional)")
+    assert not problems, f"{page}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_fits_a_phone_screen(reports, page):
+    ph = reports[page].phone
+    assert ph["over"] <= 0 and not ph["culprits"], (
+        f"{page}: a {PHONE['width']} px de largura a página rola {ph['over']} px para o lado; "
+        f"elementos que passam da borda fora de uma rolagem local: {ph['culprits']}")
+
+
+# --------------------------------------------------------------------------
+# Navegação
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("extra", ["search.html", "genindex.html"])
+def test_search_and_index_pages_load_cleanly(tab, site, extra):
+    page, recorder = tab
+    r = recorder.visit(page, extra, site + extra)
+    problems = r.console_errors + r.page_errors + r.failed_requests + r.external_requests
+    assert r.status == 200 and not problems, f"{extra}: {problems}"
+    assert not RAW_TEX.search(r.probe["visibleText"]), f"{extra}: LaTeX cru no texto"
+
+
+def test_root_url_opens_the_first_page(tab, site):
+    page, _ = tab
+    page.goto(site, wait_until="load")
+    page.wait_for_url(page_url(site, PAGES[0]))
+
+
+def test_next_and_previous_links_walk_the_whole_book_in_order(reports, site):
+    urls = [page_url(site, p) for p in PAGES]
+    for k, p in enumerate(PAGES):
+        probe = reports[p].probe
+        want_next = urls[k + 1] if k + 1 < len(urls) else None
+        want_prev = urls[k - 1] if k > 0 else None
+        got_next = strip_url(probe["next"]) if probe["next"] else None
+        got_prev = strip_url(probe["prev"]) if probe["prev"] else None
+        assert got_next == want_next, f"{p}: 'próxima' leva a {got_next}, esperado {want_next}"
+        assert got_prev == want_prev, f"{p}: 'anterior' leva a {got_prev}, esperado {want_prev}"
+
+
+def test_clicking_next_opens_the_second_page(tab, site):
+    page, _ = tab
+    page.goto(page_url(site, PAGES[0]), wait_until="load")
+    page.locator(".prev-next-area a.right-next").click()
+    page.wait_for_url(page_url(site, PAGES[1]))
+
+
+def test_on_a_phone_the_menu_button_opens_the_table_of_contents(tab, site):
+    page, _ = tab
+    page.set_viewport_size(PHONE)
+    try:
+        page.goto(page_url(site, PAGES[-1]), wait_until="load")
+        nav = page.locator("nav.bd-docs-nav").first
+        assert not nav.is_visible(), "no celular o sumário deveria começar fechado"
+        page.locator("button.primary-toggle:visible").first.click()
+        page.locator("dialog[open] nav.bd-docs-nav").wait_for(state="visible")
+        hrefs = page.eval_on_selector_all(
+            "dialog[open] nav.bd-docs-nav a", "els => els.filter(a => a.checkVisibility()).map(a => a.href)")
+        shown = {strip_url(h) for h in hrefs}
+        missing = [p for p in PAGES[1:] if page_url(site, p) not in shown]
+        assert not missing, f"o menu do celular não mostra: {missing}"
+    finally:
+        page.set_viewport_size(DESKTOP)
+
+
+# O searchtools.js escreve "Buscando" com reticências animadas (um <span>) no
+# <h2> e troca tudo por "Resultados da Busca" quando termina. (Search._pulse_status
+# não serve: a animação volta a 0 meio segundo depois de parar, bug do Sphinx 7.4.)
+SEARCH_DONE_JS = """() => {
+    const h = document.querySelector('#search-results h2');
+    return h && !h.querySelector('span') && document.querySelector('#search-results .search-summary');
+}"""
+# Cada resultado ganha o seu resumo (buscado depois, página a página) e o
+# MathJax renderiza título e resumo; esperamos isso, até um limite.
+SEARCH_SETTLED_JS = """([raw]) => {
+    const items = [...document.querySelectorAll('#search-results ul.search > li')];
+    const text = document.getElementById('search-results').innerText;
+    return items.every(li => li.querySelector('p.context')) && !new RegExp(raw).test(text);
+}"""
+
+
+def search(tab, site, term: str) -> list[str]:
+    """Busca `term` na página de busca do Sphinx e devolve os endereços encontrados.
+
+    Confere também o que o leitor vê na lista: console limpo e nenhum LaTeX cru
+    nos títulos e resumos dos resultados.
+    """
+    page, recorder = tab
+    r = recorder.visit(page, f"busca por {term!r}", f"{site}search.html?q={quote(term)}")
+    problems = r.console_errors + r.page_errors + r.failed_requests + r.external_requests
+    assert not problems, f"busca por {term!r}: {problems}"
+    try:
+        page.wait_for_function(SEARCH_DONE_JS)
+    except Exception as exc:
+        state = page.evaluate("() => (document.getElementById('search-results') || {}).innerHTML")
+        pytest.fail(f"busca por {term!r} não terminou: {exc}; estado {state}; console {r.console_errors}")
+    try:
+        page.wait_for_function(SEARCH_SETTLED_JS, arg=[RAW_TEX.pattern], timeout=10_000)
+    except Exception:
+        pass  # o assert abaixo diz o que sobrou
+    shown = page.inner_text("#search-results")
+    raw = sorted({m.group(0) for m in RAW_TEX.finditer(shown)})
+    assert not raw, f"busca por {term!r}: LaTeX cru nos resultados: {raw[:8]}\n{shown[:800]}"
+    hrefs = page.eval_on_selector_all("#search-results ul.search li > a", "els => els.map(a => a.href)")
+    return sorted({strip_url(h) for h in hrefs})
+
+
+def test_search_results_show_titles_and_summaries_without_raw_latex(tab, site):
+    # "atenção" aparece em quase toda página, inclusive nas cheias de fórmulas.
+    found = search(tab, site, "atenção")
+    assert len(found) >= 3, found
+
+
+def test_search_finds_an_accented_portuguese_word(tab, site, reports):
+    word = "máscara"
+    # Toda página cujo texto mostra a palavra deve aparecer na busca.
+    want = {page_url(site, p) for p, r in reports.items()
+            if re.search(rf"(?<!\w){word}", r.probe["articleText"], re.IGNORECASE)}
+    assert page_url(site, "book/apendices/glossario") in want
+    found = set(search(tab, site, word))
+    assert want <= found, f"a busca por {word!r} não achou: {sorted(want - found)}; achou {sorted(found)}"
+
+
+def test_search_finds_a_term_from_the_last_chapter(tab, site, reports):
+    last, _slug = chapters()[-1]
+    title = reports[last].probe["h1"]
+    word = max(re.findall(r"[^\W\d_]{4,}", title), key=len)
+    found = search(tab, site, word)
+    assert page_url(site, last) in found, f"a busca por {word!r} (título de {last}) não achou a página: {found}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_download_button_gives_the_page_source_and_notebook(reports, page):
+    p = reports[page].probe
+    src = ROOT / f"{page}.md"
+    assert p["downloadSource"], f"{page}: sem o botão de baixar a fonte"
+    status, body = fetch(p["downloadSource"])
+    assert status == 200 and body == src.read_bytes(), f"{page}: o .md baixado difere de {src.relative_to(ROOT)}"
+    if "{code-cell}" not in src.read_text(encoding="utf-8"):
+        return
+    assert p["downloadNotebook"], f"{page}: página com código, mas sem o botão de baixar o .ipynb"
+    status, body = fetch(p["downloadNotebook"])
+    assert status == 200
+    nb = nbformat.reads(body.decode("utf-8"), as_version=4)
+    nbformat.validate(nb)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    assert code, f"{page}: o .ipynb baixado não tem células de código"
+    text = src.read_text(encoding="utf-8")
+    assert all(c.strip() in text for c in code), f"{page}: o .ipynb baixado não corresponde à fonte"
+
+
+@pytest.mark.parametrize("page,slug", chapters())
+def test_chapter_links_to_its_exercise_notebook(reports, site, page, slug):
+    p = reports[page].probe
+    want = f"{site}exercicios/{slug}.ipynb"
+    assert p["exercises"] == [want], f"{page}: link do exercício {p['exercises']}, esperado [{want}]"
+    status, body = fetch(want)
+    assert status == 200
+    nb = nbformat.reads(body.decode("utf-8"), as_version=4)
+    nbformat.validate(nb)
+    assert body == (ROOT / "exercises" / slug / f"{slug}.ipynb").read_bytes()
+    assert json.loads(body)["cells"], "caderno vazio"
+    assert len(p["colab"]) == 1 and p["colab"][0].endswith(f"/exercises/{slug}/{slug}.ipynb"), p["colab"]
+
+
+# --------------------------------------------------------------------------
+# Capturas de tela para revisão humana
+# --------------------------------------------------------------------------
+
+def test_screenshots_of_home_and_a_chapter_at_desktop_and_phone_width(tab, site):
+    page, _ = tab
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    targets = {"inicio": PAGES[0], "capitulo": chapters()[0][0]}
+    written = []
+    for name, target in targets.items():
+        for size_name, size in (("computador", DESKTOP), ("celular", PHONE)):
+            page.set_viewport_size(size)
+            page.goto(page_url(site, target), wait_until="load")
+            wait_ready(page)
+            path = SCREENSHOTS / f"{name}-{size_name}.png"
+            page.screenshot(path=str(path), full_page=True)
+            written.append(path)
+    page.set_viewport_size(DESKTOP)
+    for path in written:
+        data = path.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, f"captura suspeita: {path}"

@@ -1,0 +1,76 @@
+"""Os cadernos de exercícios, célula a célula e sem kernel (tests/nb_harness.py).
+
+Para cada fonte em autograder/fontes (menos a do cap. 12, que precisa do
+interpretador do Triton e tem testes próprios):
+  - a estrutura segue as convenções (3-6 tarefas com pontos, uma resposta
+    escrita, testes ocultos, célula de preparação com o conferir inteiro);
+  - as soluções passam em todos os testes, visíveis e ocultos;
+  - cada solução trocada pelo stub do nbgrader faz falhar a célula de testes
+    logo abaixo dela, e uma que devolve None falha com mensagem em português;
+  - a resposta plausível e errada (ERRADO) falha nos seus testes e não em todos.
+"""
+
+import pytest
+
+from autograder import fontes
+from autograder.nbbuild import CONFERIR
+from nb_harness import meta, replacing, returns_none, run, solution_and_test_ids, stub
+
+FONTES = {m.SLUG: m for m in fontes.modules() if m.SLUG != "12-kernel-triton"}
+
+
+def cells(slug):
+    return FONTES[slug].build().nb.cells
+
+
+@pytest.mark.parametrize("slug", FONTES)
+def test_notebook_structure_follows_the_conventions(slug):
+    cs = cells(slug)
+    graded = [c for c in cs if meta(c).get("grade")]
+    assert 3 <= len(graded) <= 6, f"{slug}: {len(graded)} tarefas com nota"
+    assert all(meta(c).get("points", 0) > 0 for c in graded)
+    assert any(c.cell_type == "markdown" for c in graded), "falta uma resposta escrita"
+    setup = next(c for c in cs if meta(c)["grade_id"] == "preparacao")
+    assert CONFERIR in setup.source
+    code = "\n".join(c.source for c in cs if c.cell_type == "code")
+    assert "import atencao" not in code and "from atencao" not in code
+    for c in graded:
+        if c.cell_type == "code":
+            assert "### BEGIN HIDDEN TESTS" in c.source and "### END HIDDEN TESTS" in c.source
+            assert meta(c)["locked"]
+
+
+@pytest.mark.parametrize("slug", FONTES)
+def test_solutions_pass_every_visible_and_hidden_test(slug):
+    failed = {k: repr(v) for k, v in run(cells(slug)).items() if v is not None}
+    assert not failed
+
+
+@pytest.mark.parametrize("slug", FONTES)
+def test_blank_or_none_answers_fail_their_tests_with_portuguese_messages(slug):
+    cs = cells(slug)
+    pairs = solution_and_test_ids(cs)
+    assert pairs
+    for sol, test in pairs:
+        err = run(cs, replacing(sol, stub), stop=test)[test]
+        # Alguns cadernos chamam a função do aluno por um invólucro que traduz o
+        # NotImplementedError numa AssertionError em português; outros o deixam subir.
+        assert isinstance(err, NotImplementedError) or (
+            isinstance(err, AssertionError) and "NotImplementedError" in str(err)), f"{slug}/{test}: {err!r}"
+        err = run(cs, replacing(sol, returns_none), stop=test)[test]
+        assert isinstance(err, AssertionError), f"{slug}/{test}: {err!r}"
+        assert "None" in str(err) or "esperava" in str(err), f"{slug}/{test}: {err}"
+
+
+@pytest.mark.parametrize("slug", FONTES)
+def test_plausible_wrong_answer_fails_its_tests_but_not_all(slug):
+    cs = cells(slug)
+    wrong = FONTES[slug].ERRADO
+    res = run(cs, lambda c: wrong.get(meta(c)["grade_id"], c.source))
+    by_sol = dict(solution_and_test_ids(cs))
+    tests = {g for g, c in ((meta(c)["grade_id"], c) for c in cs) if meta(c).get("grade") and g in res}
+    failed = {g for g in tests if res[g] is not None}
+    # O teste da resposta errada falha com mensagem do conferir; os que não
+    # dependem dela passam (nota parcial).
+    assert all(isinstance(res[by_sol[g]], AssertionError) for g in wrong), {g: res[by_sol[g]] for g in wrong}
+    assert {by_sol[g] for g in wrong} <= failed and failed != tests, failed

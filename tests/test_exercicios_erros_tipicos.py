@@ -1,0 +1,75 @@
+"""Respostas erradas típicas dos capítulos 6 e 7, e o teste que deve pegá-las.
+
+Os cenários comuns a todos os cadernos (soluções, em branco, None, ERRADO)
+ficam em tests/test_exercicios.py; aqui ficam os erros que um aluno comete
+de verdade nestas tarefas (view em vez de reshape, laço sobre as cabeças,
+repeat no lugar de repeat_interleave, RoPE em V, ...).
+"""
+
+import pytest
+
+from autograder.fontes import cap06, cap07
+from nb_harness import meta, run
+
+# Respostas erradas típicas e o teste que deve pegá-las (visível ou oculto).
+TYPICAL_MISTAKES = [
+    (cap06, "split_merge", "test_split_merge",  # view depois do transpose: não junta dimensões
+     "def split_heads(x, n_heads):\n"
+     "    if x.ndim != 3 or x.shape[-1] % n_heads:\n        raise ValueError('forma')\n"
+     "    B, T, D = x.shape\n    return x.view(B, T, n_heads, D // n_heads).transpose(1, 2)\n\n"
+     "def merge_heads(x):\n    B, H, T, d = x.shape\n    return x.transpose(1, 2).view(B, T, H * d)\n"),
+    (cap06, "split_merge", "test_split_merge",  # esquece de validar D múltiplo de H
+     "def split_heads(x, n_heads):\n"
+     "    B, T, D = x.shape\n    return x.reshape(B, T, n_heads, -1).transpose(1, 2)\n\n"
+     "def merge_heads(x):\n    B, H, T, d = x.shape\n    return x.transpose(1, 2).reshape(B, T, H * d)\n"),
+    (cap06, "mha", "test_mha",  # laço sobre as cabeças: certo nos números, proibido pelo enunciado
+     "def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):\n"
+     "    q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))\n"
+     "    T = x.shape[1]\n    outs = []\n"
+     "    for h in range(n_heads):\n"
+     "        s = q[:, h] @ k[:, h].transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+     "        s = s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float('-inf'))\n"
+     "        outs.append(torch.softmax(s, -1) @ v[:, h])\n"
+     "    return merge_heads(torch.stack(outs, 1)) @ W_o\n"),
+    (cap06, "gqa", "test_gqa",  # repeat em vez de repeat_interleave: grupos trocados
+     "def repeat_kv(k, n_rep):\n    return k.repeat(1, n_rep, 1, 1)\n\n"
+     "def gqa_attention(q, k, v):\n"
+     "    if k.shape[1] != v.shape[1] or q.shape[1] % k.shape[1]:\n        raise ValueError('cabeças')\n"
+     "    G = q.shape[1] // k.shape[1]\n    k, v = repeat_kv(k, G), repeat_kv(v, G)\n"
+     "    T = q.shape[-2]\n    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+     "    s = s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float('-inf'))\n"
+     "    return torch.softmax(s, -1) @ v\n"),
+    (cap06, "custos", "test_custos",  # esquece que K e V têm só Hkv cabeças
+     "def attention_params(D, H, Hkv):\n    return 4 * D * D\n\n"
+     "def attention_flops(B, T, D, H, Hkv):\n    return 2 * B * T * 4 * D * D + 4 * B * T * T * D\n"),
+    (cap07, "rms_norm", "test_rms_norm",  # sem subir para float32: float16 transborda
+     "def rms_norm(x, weight, eps=1e-5):\n"
+     "    if tuple(weight.shape) != (x.shape[-1],):\n        raise ValueError('forma')\n"
+     "    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight\n"),
+    (cap07, "rope", "test_rope",  # esquece o start
+     "def rope(x, start=0, base=10000.0):\n"
+     "    T, d = x.shape[-2], x.shape[-1]\n"
+     "    if d % 2:\n        raise ValueError('d ímpar')\n"
+     "    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)\n"
+     "    ang = torch.arange(T, dtype=torch.float64)[:, None] * theta\n"
+     "    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)\n"
+     "    x0, x1 = x[..., 0::2], x[..., 1::2]\n"
+     "    return torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), -1).flatten(-2)\n"),
+    (cap07, "swiglu", "test_swiglu",  # ReLU no lugar da silu
+     "def swiglu(x, W1, W3, W2):\n    return (torch.relu(x @ W1) * (x @ W3)) @ W2\n"),
+    (cap07, "decoder_block", "test_decoder_block",  # RoPE também em V
+     "def decoder_block(x, p, n_heads, n_kv_heads, eps=1e-5):\n"
+     "    h = rms_norm(x, p['norm1'], eps)\n"
+     "    q = rope(split_heads(h @ p['W_q'], n_heads))\n"
+     "    k = rope(split_heads(h @ p['W_k'], n_kv_heads))\n"
+     "    v = rope(split_heads(h @ p['W_v'], n_kv_heads))\n"
+     "    x = x + merge_heads(gqa_causal_attention(q, k, v)) @ p['W_o']\n"
+     "    return x + swiglu(rms_norm(x, p['norm2'], eps), p['W1'], p['W3'], p['W2'])\n"),
+]
+
+
+@pytest.mark.parametrize("mod,sol,test,src", TYPICAL_MISTAKES, ids=[f"{m[1]}-{i}" for i, m in enumerate(TYPICAL_MISTAKES)])
+def test_typical_mistake_is_caught(mod, sol, test, src):
+    cs = mod.build().nb.cells
+    err = run(cs, lambda c: src if meta(c)["grade_id"] == sol else c.source, stop=test)[test]
+    assert isinstance(err, AssertionError), f"{sol}: {err!r}"
