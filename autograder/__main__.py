@@ -31,10 +31,16 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   daria nota cheia a um teste sem saída).
 * Testes ocultos executados em partes separadas das visíveis: o feedback
   mostra a saída das visíveis e só "passou/falhou" das ocultas.
-* Velocidade: enquanto um notebook roda, o kernel do próximo já sobe na sua
-  sandbox e importa os módulos das células travadas (até o primeiro comando
-  que mexe em variáveis de ambiente, como TRITON_INTERPRET); a nota não
-  muda, só o tempo. Saída acima de 2 MiB por célula é cortada.
+* Velocidade: cada processo de correção tem um zigoto (zygote.py) — um
+  processo na sandbox que já importou ipykernel, numpy e torch — e cada
+  kernel nasce de um `fork` dele, isolado de novo (namespaces de usuário,
+  montagem, PID, rede; /tmp e /proc próprios; sem capacidades; limites).
+  Isso tira ~1,5 s de CPU por notebook. Enquanto um notebook roda, o kernel
+  do próximo já é criado. Só módulos importados pelas células travadas antes
+  de qualquer mudança de ambiente (como TRITON_INTERPRET) são pré-importados.
+  Sem zigoto (`--sem-zigoto`, ou se o sistema não deixar montar um /proc
+  novo), cada kernel é um processo novo no bubblewrap; a nota é a mesma.
+  Saída acima de 2 MiB por célula é cortada.
 * Integridade (integrity.py): células travadas apagadas/editadas são
   restauradas a partir da versão distribuída e a linha fica `tampered`;
   redefinir `np.allclose`, `conferir` ou builtins usados pelos testes deixa

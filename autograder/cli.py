@@ -83,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="corrige só esta tarefa (obrigatório para um zip de uma tarefa sem o nome dela)")
     g.add_argument("--jobs", "-j", type=_positive(int), default=1, metavar="N",
                    help="alunos corrigidos ao mesmo tempo (padrão: 1)")
-    g.add_argument("--tempo-celula", type=_positive(float), default=30.0, metavar="S",
-                   help="limite por célula, em segundos (padrão: 30)")
+    g.add_argument("--tempo-celula", type=_positive(float), default=None, metavar="S",
+                   help="limite por célula, em segundos (padrão: c.Execute.timeout do "
+                        "nbgrader_config.py do repositório, ou 30)")
     g.add_argument("--tempo-notebook", type=_positive(float), default=300.0, metavar="S",
                    help="limite por notebook, em segundos (padrão: 300)")
     g.add_argument("--memoria", type=_positive(int), default=2048, metavar="MIB",
@@ -99,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="corrige de novo mesmo o que já estava corrigido")
     g.add_argument("--sem-feedback", action="store_true", help="não gera o feedback HTML")
     g.add_argument("--sem-relatorio", action="store_true", help="não gera o relatório com gráficos")
+    g.add_argument("--sem-zigoto", action="store_true",
+                   help="um processo Python novo por notebook, em vez do fork de um processo que já "
+                        "importou numpy e torch (mais lento; a nota é a mesma)")
     g.add_argument("--sem-barra", action="store_true",
                    help="progresso em linhas de texto mesmo num terminal")
     f = sub.add_parser("feedback", help="gera o feedback HTML de cada aluno (sem os testes ocultos)",
@@ -158,12 +162,15 @@ def cmd_grade(args) -> int:
     from .submissions import load_deadlines
 
     ws = Workspace(args.workspace, args.solucoes)
+    if args.tempo_celula is None:
+        from .course import repo_config
+        args.tempo_celula = float(repo_config().Execute.get("timeout", 30) or 30)
     opts = GradeOptions(
         submissions=args.entregas, assignment=args.assignment, jobs=args.jobs,
         settings=ExecSettings(cell_timeout=args.tempo_celula, notebook_timeout=args.tempo_notebook),
         limits=Limits(memory_mib=args.memoria), use_sandbox=not args.sem_sandbox,
         pattern=args.padrao, tz=args.fuso, deadlines=args.prazo, redo=args.refazer,
-        tty=False if args.sem_barra else None)
+        tty=False if args.sem_barra else None, zygote=not args.sem_zigoto)
     try:
         summary = run_grade(ws, opts)
         deadlines = load_deadlines(ws.root, args.prazo, args.fuso)

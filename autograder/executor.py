@@ -174,6 +174,18 @@ class SandboxKernel:
                     break
         return self
 
+    async def is_alive(self) -> bool:
+        return await self.km.is_alive()
+
+    async def interrupt(self) -> None:
+        await self.km.interrupt_kernel()
+
+    async def kill(self) -> None:
+        try:
+            await self.km.shutdown_kernel(now=True)
+        except Exception:  # noqa: BLE001
+            pass
+
     async def shutdown(self):
         try:
             if self.kc is not None:
@@ -188,6 +200,131 @@ class SandboxKernel:
             pass
 
 
+class Zygote:
+    """O servidor de fork (zygote.py) de um processo de correção, na sandbox."""
+
+    def __init__(self, cfg, warm: list[str], log_path: Path):
+        import shutil
+        import subprocess
+        import tempfile
+
+        from . import sandbox
+        self.root = Path(tempfile.mkdtemp(prefix="ag-z", dir="/tmp"))   # /tmp: o filho monta um /tmp novo
+        self.root.chmod(0o755)
+        shutil.copy(Path(__file__).parent / "zygote.py", self.root / "zygote.py")
+        self.log = open(log_path, "ab")
+        self.proc = subprocess.Popen(sandbox.zygote_command(cfg, str(self.root), warm),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
+        line = self._readline(120)
+        hello = json.loads(line) if line else {}
+        if not hello.get("ready"):
+            self.close()
+            raise KernelStartError(f"o zigoto não iniciou (veja {log_path})")
+        self.pid = hello["pid"]          # no namespace de PID do corretor
+
+    def _readline(self, timeout: float) -> bytes:
+        import select
+        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return self.proc.stdout.readline() if r else b""
+
+    def spawn(self, run_dir: Path, connection_file: Path) -> int:
+        if self.proc.poll() is not None:
+            raise KernelStartError("o zigoto terminou")
+        req = {"run_dir": str(run_dir), "connection_file": str(connection_file)}
+        self.proc.stdin.write((json.dumps(req) + "\n").encode())
+        self.proc.stdin.flush()
+        reply = json.loads(self._readline(30) or b'{"error": "sem resposta"}')
+        if "pid" not in reply:
+            raise KernelStartError(f"o zigoto não criou o kernel: {reply.get('error')}")
+        return reply["pid"]
+
+    def new_run_dir(self) -> Path:
+        import tempfile
+        return Path(tempfile.mkdtemp(prefix="k", dir=self.root))
+
+    def close(self):
+        import shutil
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class ZygoteKernel:
+    """Kernel criado por fork do zigoto: mesma interface de SandboxKernel."""
+
+    def __init__(self, run_dir: Path, zygote: Zygote):
+        self.run_dir = run_dir
+        self.zygote = zygote
+        self.pid: int | None = None
+        self.kc = None
+
+    async def start(self, startup_timeout: float = 60.0, warm: list[str] | None = None):
+        import os
+
+        from jupyter_client.asynchronous import AsyncKernelClient
+        from jupyter_client.connect import write_connection_file
+        conn = self.run_dir / "conexao.json"
+        write_connection_file(str(conn), transport="ipc", ip=str(self.run_dir / "k"))
+        if os.geteuid() == 0:                       # o kernel roda como nobody
+            from .sandbox import NOBODY, _chown_tree
+            _chown_tree(str(self.run_dir), NOBODY)
+        self.pid = self.zygote.spawn(self.run_dir, conn)
+        self.kc = AsyncKernelClient()
+        self.kc.load_connection_file(str(conn))
+        self.kc.start_channels()
+        end = time.monotonic() + startup_timeout
+        while True:
+            try:
+                await self.kc.wait_for_ready(timeout=1.0)
+                break
+            except RuntimeError:
+                if not await self.is_alive() or time.monotonic() > end:
+                    tail = (self.run_dir / "kernel.log").read_text(errors="replace")[-800:] \
+                        if (self.run_dir / "kernel.log").exists() else ""
+                    await self.shutdown()
+                    raise KernelStartError(f"o kernel do zigoto não iniciou\n{tail}") from None
+        self.kc.allow_stdin = False
+        return self
+
+    def _ours(self) -> tuple[bool, bool]:
+        """(o pid ainda é um filho do zigoto?, está vivo?) — nunca sinalizar um pid reaproveitado."""
+        if self.pid is None:
+            return False, False
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            return False, False
+        ours = int(fields[1]) == self.zygote.pid
+        return ours, ours and fields[0] not in ("Z", "X")
+
+    async def is_alive(self) -> bool:
+        return self._ours()[1]
+
+    async def interrupt(self) -> None:
+        msg = self.kc.session.msg("interrupt_request", content={})
+        self.kc.control_channel.send(msg)
+
+    async def kill(self) -> None:
+        import os
+        import signal
+        if self._ours()[0]:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    async def shutdown(self):
+        try:
+            if self.kc is not None:
+                self.kc.stop_channels()
+        except Exception:  # noqa: BLE001
+            pass
+        await self.kill()
+
+
 class _Run:
     def __init__(self, nb, kernel: SandboxKernel, settings: ExecSettings,
                  watch_names: list[str], used_builtins: set[str]):
@@ -197,13 +334,12 @@ class _Run:
         self.used_builtins = used_builtins
         self.probe_src = integrity.probe_code(watch_names)
         self.outcome = ExecOutcome()
-        self.km = kernel.km
         self.kc = kernel.kc
         # o nbclient grava a célula executada em nb.cells[i]; damos a ele um
         # notebook de rascunho para que as partes não substituam a célula real
         scratch = nbformat.v4.new_notebook()
         scratch.cells = [None] * len(nb.cells)
-        self.client = _LimitedClient(scratch, km=self.km, allow_errors=True, record_timing=False,
+        self.client = _LimitedClient(scratch, km=getattr(kernel, "km", None), allow_errors=True, record_timing=False,
                                      timeout=int(settings.cell_timeout))
         self.client._ag_used, self.client._ag_cut = {}, set()
         self.client.kc = self.kc
@@ -227,17 +363,14 @@ class _Run:
                 return msg
 
     async def _responsive(self, timeout: float) -> bool:
-        if not await self.km.is_alive():
+        if not await self.kernel.is_alive():
             return False
         msg_id = self.kc.execute("", silent=True, store_history=False)
         return await self._wait_reply(msg_id, timeout) is not None
 
     async def _kill(self):
         self.dead = True
-        try:
-            await self.km.shutdown_kernel(now=True)
-        except Exception:  # noqa: BLE001
-            pass
+        await self.kernel.kill()
 
     # -- sonda de integridade ---------------------------------------------------
     async def probe(self) -> dict | None:
@@ -293,7 +426,7 @@ class _Run:
         except Exception as e:  # noqa: BLE001 - falha de comunicação: tratamos como kernel morto
             tmp.outputs.append(_error(type(e).__name__, str(e)))
             return tmp.outputs, "dead", None
-        if not await self.km.is_alive():
+        if not await self.kernel.is_alive():
             return tmp.outputs, "dead", None
         ok = not any(o.output_type == "error" for o in tmp.outputs)
         return tmp.outputs, ("ok" if ok else "error"), tmp.execution_count
@@ -366,7 +499,7 @@ class _Run:
                     if time.monotonic() >= self.deadline:
                         await self._kill()
                         break
-                    await self.km.interrupt_kernel()
+                    await self.kernel.interrupt()
                     if not await self._responsive(self.s.interrupt_grace):
                         self.outcome.details.append(
                             f"o kernel não atendeu à interrupção na célula {i + 1} e foi encerrado")

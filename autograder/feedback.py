@@ -86,6 +86,7 @@ def _exporter():
     c = Config()
     c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
     c.HTMLExporter.template_name = "feedback_ptbr"
+    c.HTMLExporter.language_code = "pt"          # o nbconvert só aceita ISO 639-1
     return HTMLExporter(config=c)
 
 

@@ -31,7 +31,7 @@ import nbformat
 
 from . import integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
-from .executor import ExecSettings, SandboxKernel, execute_notebook
+from .executor import ExecSettings, KernelStartError, SandboxKernel, Zygote, ZygoteKernel, execute_notebook
 
 VERSION = "1"
 # Ordem de gravidade da situação de uma linha (a primeira que aparecer vence).
@@ -123,27 +123,52 @@ def _touches_environment(node) -> bool:
     return False
 
 
-def warm_modules(release_nb) -> list[str]:
+# Só estes pacotes são importados antes do notebook: são os caros (~1 s de CPU) e não
+# dependem de nada que o kernel ou o notebook configure. O matplotlib, por exemplo,
+# escolhe o backend ao ser importado (o ipykernel define MPLBACKEND=inline ao iniciar),
+# e o triton lê TRITON_INTERPRET.
+WARM_ALLOWED = ("numpy", "torch")
+
+
+def warm_modules(release_nb, unsafe: bool = False) -> list[str]:
     """Módulos que as células travadas importam e que podem ser importados antes da hora.
 
     Para no primeiro comando que mexe no ambiente (p.ex. TRITON_INTERPRET=1 antes de
-    `import triton`): daí em diante, importar antes mudaria o comportamento."""
+    `import triton`): daí em diante, importar antes mudaria o comportamento.
+    unsafe=True devolve os outros, os importados depois disso."""
     import ast
-    mods: list[str] = []
+    safe: list[str] = []
+    later: list[str] = []
+    stopped = False
     for cell in release_nb.cells:
         if cell.cell_type != "code" or not integrity._is_locked(cell):
             continue
         tree = integrity._parse(cell.source)
         if tree is None:
-            return mods
+            stopped = True
+            continue
         for node in tree.body:
             if _touches_environment(node):
-                return list(dict.fromkeys(mods))
+                stopped = True
+            found = []
             if isinstance(node, ast.Import):
-                mods += [a.name for a in node.names]
+                found = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                mods.append(node.module)
-    return list(dict.fromkeys(mods))
+                found = [node.module]
+            (later if stopped else safe).extend(found)
+    if unsafe:
+        return list(dict.fromkeys(later))
+    return [m for m in dict.fromkeys(safe) if m.split(".")[0] in WARM_ALLOWED]
+
+
+def warm_union(infos) -> list[str]:
+    """Módulos seguros para o zigoto: seguros em todas as tarefas em que aparecem."""
+    safe, unsafe = [], set()
+    for info in infos:
+        for nb in info.release.values():
+            safe += warm_modules(nb)
+            unsafe |= set(warm_modules(nb, unsafe=True))
+    return [m for m in dict.fromkeys(safe) if m not in unsafe and m.split(".")[0] not in unsafe]
 
 
 def load_files(ws: Workspace, student: str, a: str) -> dict[str, bytes]:
@@ -154,9 +179,9 @@ def load_files(ws: Workspace, student: str, a: str) -> dict[str, bytes]:
             if p.is_file() and p.name != "timestamp.txt"}
 
 
-def prepare_run_dir(ws: Workspace, a: str, files: dict[str, bytes]) -> Path:
+def prepare_run_dir(ws: Workspace, a: str, files: dict[str, bytes], run_dir: Path | None = None) -> Path:
     """Pasta do kernel: arquivos do aluno (menos notebooks) e, por cima, os da versão distribuída."""
-    run_dir = ws.run_dir()
+    run_dir = run_dir or ws.run_dir()
     (run_dir / "trabalho").mkdir(parents=True)
     (run_dir / "home").mkdir()
     run_dir.chmod(0o755)
@@ -181,17 +206,36 @@ class KernelPool:
     """Kernels iniciados com antecedência: enquanto um notebook roda, o kernel do
     próximo (com a pasta dele) já sobe e importa os módulos da tarefa."""
 
-    def __init__(self, ws: Workspace, settings: ExecSettings):
+    def __init__(self, ws: Workspace, settings: ExecSettings, zygote_factory=None):
+        """zygote_factory(): cria o Zygote (servidor de fork); se falhar, volta aos kernels avulsos."""
         self.ws = ws
         self.settings = settings
         self.warm: dict[tuple, asyncio.Future] = {}
+        self.zygote_factory = zygote_factory
+        self.zygote: Zygote | None = None
+
+    def _zygote(self) -> Zygote | None:
+        if self.zygote is None and self.zygote_factory is not None:
+            try:
+                self.zygote = self.zygote_factory()
+            except Exception as e:  # noqa: BLE001 - sem zigoto: kernels avulsos, mais lentos
+                print(f"aviso: zigoto indisponível ({e}); usando um kernel novo por notebook",
+                      file=__import__("sys").stderr)
+                self.zygote_factory = None
+        return self.zygote
 
     def _launch(self, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> asyncio.Future:
-        run_dir = prepare_run_dir(self.ws, info.name, files)
-        k = SandboxKernel(run_dir, [str(self.ws.kernels_dir)])
+        z = self._zygote()
+        if z is not None:
+            run_dir = prepare_run_dir(self.ws, info.name, files, z.new_run_dir())
+            k = ZygoteKernel(run_dir, z)
+        else:
+            run_dir = prepare_run_dir(self.ws, info.name, files)
+            k = SandboxKernel(run_dir, [str(self.ws.kernels_dir)])
         fut = asyncio.ensure_future(k.start(self.settings.startup_timeout,
                                             warm_modules(info.release[name])))
         fut.run_dir = run_dir        # para limpar mesmo se o início falhar
+        fut.zygote = z is not None
         return fut
 
     def prefetch(self, key: tuple, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> None:
@@ -202,6 +246,24 @@ class KernelPool:
         fut = self.warm.pop(key, None) or self._launch(info, name, files)
         try:
             return await fut
+        except KernelStartError as e:
+            shutil.rmtree(fut.run_dir, ignore_errors=True)
+            if not fut.zygote:
+                raise
+            # o zigoto não consegue criar kernels aqui (p.ex. /proc mascarado num contêiner):
+            # daqui em diante, um kernel avulso por notebook
+            print(f"aviso: o zigoto falhou ({str(e).splitlines()[0]}); usando kernels avulsos",
+                  file=__import__("sys").stderr)
+            self.zygote.close()
+            self.zygote, self.zygote_factory = None, None
+            for other in list(self.warm):
+                await self.discard(other)
+            fut = self._launch(info, name, files)
+            try:
+                return await fut
+            except BaseException:
+                shutil.rmtree(fut.run_dir, ignore_errors=True)
+                raise
         except BaseException:
             shutil.rmtree(fut.run_dir, ignore_errors=True)
             raise
@@ -220,6 +282,8 @@ class KernelPool:
     async def close(self) -> None:
         for key in list(self.warm):
             await self.discard(key)
+        if self.zygote is not None:
+            self.zygote.close()
 
 
 async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name: str, raw: bytes | None,

@@ -56,6 +56,7 @@ class GradeOptions:
     deadlines: list[str] = field(default_factory=list)
     redo: bool = False
     tty: bool | None = None
+    zygote: bool = True          # servidor de fork (zygote.py) em cada processo de correção
 
 
 @dataclass
@@ -273,13 +274,13 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
             "não serão corrigidas de novo")
 
     if todo:
-        _run_workers(ws, opts, infos, todo, students, summary)
+        _run_workers(ws, opts, infos, todo, students, summary, cfg)
     merge_into_gradebook(ws, [(j["student"], j["assignment"]) for j in jobs])
     summary.seconds = time.monotonic() - t0
     return summary
 
 
-def _run_workers(ws, opts, infos, todo, students, summary):
+def _run_workers(ws, opts, infos, todo, students, summary, cfg):
     pending_per_student: dict[str, int] = {}
     for j in todo:
         pending_per_student[j["student"]] = pending_per_student.get(j["student"], 0) + 1
@@ -291,7 +292,8 @@ def _run_workers(ws, opts, infos, todo, students, summary):
     logs.mkdir(exist_ok=True)
     base_args = {"workspace": str(ws.root), "solutions": str(ws.solutions),
                  "sources": {a: i.source_hash for a, i in infos.items()},
-                 "settings": asdict(opts.settings)}
+                 "settings": asdict(opts.settings),
+                 "sandbox": cfg.to_json() if opts.use_sandbox else None, "zygote": opts.zygote}
     jobs_q: queue.Queue = queue.Queue()
     for j in todo:
         jobs_q.put(j)

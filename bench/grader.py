@@ -130,21 +130,24 @@ def main() -> int:
         ref = nbgrader_scores(course)
 
         measured = {}
-        for jobs in ([2] if args.sem_serie else [2, 1]):
-            ws = tmp / f"ws{jobs}"
+        variants = [(2, [])] + ([] if args.sem_serie else [(1, []), (2, ["--sem-zigoto"])])
+        for jobs, extra in variants:
+            tag = f"{jobs}{''.join(extra)}"
+            ws = tmp / f"ws{tag}"
             Workspace(ws).prepare(assignments)
             ld = load()
             dt = _timed([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
-                         "--jobs", str(jobs), "--sem-feedback", "--sem-relatorio", "--sem-barra"], ROOT)
+                         "--jobs", str(jobs), "--sem-feedback", "--sem-relatorio", "--sem-barra", *extra], ROOT)
             ours = our_scores(ws)
             diff = {k: (ref.get(k), v) for k, v in ours.items() if ref.get(k) != v}
             if diff or len(ours) != len(ref):
                 print(f"notas diferentes do nbgrader (jobs={jobs}): {dict(list(diff.items())[:10])}",
                       file=sys.stderr)
                 return 1
-            measured[jobs] = dt
-            rows.append((f"`python -m autograder grade --jobs {jobs}` (sandbox)", dt, ld))
-            print(f"corretor --jobs {jobs}: {dt:.1f} s (notas iguais às do nbgrader)", flush=True)
+            measured[tag] = dt
+            rows.append((f"`python -m autograder grade --jobs {jobs}{' ' + ' '.join(extra) if extra else ''}`"
+                         " (sandbox)", dt, ld))
+            print(f"corretor --jobs {jobs} {' '.join(extra)}: {dt:.1f} s (notas iguais às do nbgrader)", flush=True)
 
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -161,11 +164,14 @@ def main() -> int:
     ]
     for label, dt, ld in rows:
         lines.append(f"| {label} | {pt(dt)} s | {pt(n_nb / dt * 60)} | {ld} |")
-    lines += ["", f"Vazão do corretor com 2 processos: **{pt(t_nbg / measured[2], 2)}x** a do nbgrader em série."]
-    if 1 in measured:
-        lines.append(f"Com 1 processo: {pt(t_nbg / measured[1], 2)}x (kernels pré-aquecidos com os "
-                     f"módulos da tarefa, uma só inicialização); o paralelismo dá mais "
-                     f"{pt(measured[1] / measured[2], 2)}x.")
+    lines += ["", f"Vazão do corretor com 2 processos: **{pt(t_nbg / measured['2'], 2)}x** a do nbgrader em série."]
+    if "1" in measured:
+        lines.append(f"Com 1 processo: {pt(t_nbg / measured['1'], 2)}x; o segundo processo dá mais "
+                     f"{pt(measured['1'] / measured['2'], 2)}x.")
+    if "2--sem-zigoto" in measured:
+        lines.append(f"Sem o zigoto (um Python novo por kernel, importando numpy e torch): "
+                     f"{pt(t_nbg / measured['2--sem-zigoto'], 2)}x — o fork poupa a maior parte do "
+                     "custo fixo de cada notebook.")
     _run_module().write_section("grader", "\n".join(lines))
     print("\n".join(lines))
     return 0

@@ -163,6 +163,14 @@ def test_late_is_judged_in_the_deadline_time_zone(turma):
 
 
 @needs_bwrap
+def test_student_plots_are_captured_inline(turma):
+    nb = nbformat.read(turma["ws"].autograded("correct", SLUG) / f"{SLUG}.ipynb", as_version=4)
+    kinds = [o.output_type for c in nb.cells if c.cell_type == "code" for o in c.outputs
+             if "image/png" in o.get("data", {})]
+    assert kinds == ["display_data"]
+
+
+@needs_bwrap
 def test_output_flood_is_cut_and_the_notebook_stays_small(turma):
     path = turma["ws"].autograded("print-flood", SLUG) / f"{SLUG}.ipynb"
     assert path.stat().st_size < 8 * 1024 * 1024      # 10 MB impressos por teste visível e oculto
@@ -188,6 +196,15 @@ def test_sandbox_hides_solutions_gradebook_other_students_and_network(turma):
     out = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert out.count("bloqueado: FileNotFoundError") == 4, out   # gabarito, gradebook, colega, pasta
     assert "rede bloqueada" in out
+    # só os próprios processos (não o kernel pré-aquecido do próximo aluno), só a própria pasta
+    # em /tmp, sem capacidades; como root, o corretor roda o aluno como nobody
+    import re
+    assert int(re.search(r"processos visíveis: (\d+)", out)[1]) <= 3, out
+    assert len(eval(re.search(r"/tmp: (\[.*\])", out)[1])) == 1, out
+    assert "capacidades: 0000000000000000" in out
+    assert "subprocesso: ok" in out                 # o aluno ainda pode rodar programas
+    if os.geteuid() == 0:
+        assert f"uid: {sandbox.NOBODY}" in out
 
 
 @needs_bwrap
@@ -319,8 +336,10 @@ def test_modules_imported_after_an_environment_change_are_not_preimported():
     from autograder.job import warm_modules
     nb = _nb(("import os\nimport numpy as np\nif True:\n    os.environ['TRITON_INTERPRET'] = '1'\n"
               "import triton", True), ("import torch", True))
-    assert warm_modules(nb) == ["os", "numpy"]
-    assert warm_modules(_nb(("import numpy\nfrom torch import nn", True))) == ["numpy", "torch"]
+    assert warm_modules(nb) == ["numpy"]              # e só numpy/torch: os baratos não valem o risco
+    assert warm_modules(nb, unsafe=True) == ["triton", "torch"]
+    assert warm_modules(_nb(("import numpy\nfrom torch import nn\nimport matplotlib.pyplot", True))) \
+        == ["numpy", "torch"]
 
 
 def test_hidden_tests_split_into_visible_and_hidden_parts():
@@ -417,7 +436,7 @@ def test_changing_a_submission_regrades_only_that_student(turma, tmp_path):
     assert rows["wrong"]["score"] == rows["correct"]["score"] == "5"
 
 
-SERIAL = ["correct", "deleted-test", "patched-allclose", "os-exit"]
+SERIAL = ["correct", "deleted-test", "patched-allclose", "os-exit", "reads-solutions"]
 
 
 @pytest.fixture(scope="module")
@@ -429,8 +448,10 @@ def serial_resumed(turma, tmp_path_factory):
     for s in SERIAL:
         (subs / s).mkdir(parents=True)
         os.symlink(turma["subs"] / s / SLUG, subs / s / SLUG)
+    # em série e SEM o zigoto (um kernel avulso por notebook): as notas têm de ser as mesmas
     args = [sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
-            "--solucoes", str(turma["sol"]), "--jobs", "1", "--sem-feedback", "--sem-relatorio", *LIMITS]
+            "--solucoes", str(turma["sol"]), "--jobs", "1", "--sem-zigoto", "--sem-feedback",
+            "--sem-relatorio", *LIMITS]
     proc = subprocess.Popen(args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     results = ws / ".autograder" / "resultados" / SLUG
@@ -440,7 +461,8 @@ def serial_resumed(turma, tmp_path_factory):
     proc.send_signal(signal.SIGINT)
     _, err1 = proc.communicate(timeout=60)
     done_before = len(list(results.glob("*.json")))
-    p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], "--jobs", "1", *LIMITS)
+    p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], "--jobs", "1", "--sem-zigoto",
+                *LIMITS)
     return {"rc": proc.returncode, "err1": err1, "done_before": done_before, "err2": p.stderr,
             "grades": read_csv(ws / "grades.csv")}
 
@@ -456,8 +478,59 @@ def test_interrupted_grading_resumes_without_regrading_finished_students(serial_
 
 
 @needs_bwrap
-def test_serial_and_parallel_grading_give_the_same_rows(turma, serial_resumed):
+def test_serial_without_zygote_and_parallel_with_zygote_give_the_same_rows(turma, serial_resumed):
     cols = ("score", "max_score", "status", "details", "needs_manual_grade")
     for s in SERIAL:
         assert {c: serial_resumed["grades"][s][c] for c in cols} == \
                {c: turma["grades"][s][c] for c in cols}, s
+
+
+# ----------------------------------------------------------------------------- zigoto
+
+async def _run_in_zygote_kernel(cfg, code: str, log: Path) -> str:
+    from autograder.executor import Zygote, ZygoteKernel
+    z = Zygote(cfg, ["numpy"], log)
+    try:
+        run = z.new_run_dir()
+        for sub in ("trabalho", "home"):
+            (run / sub).mkdir()
+        run.chmod(0o755)
+        k = await ZygoteKernel(run, z).start(60)
+        try:
+            out = []
+            msg_id = k.kc.execute(code)
+            while True:
+                msg = await k.kc.get_iopub_msg(timeout=30)
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                if msg["msg_type"] == "stream":
+                    out.append(msg["content"]["text"])
+                elif msg["msg_type"] == "error":
+                    out.append(msg["content"]["ename"])
+                elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                    return "".join(out)
+        finally:
+            await k.shutdown()
+    finally:
+        z.close()
+
+
+@pytest.mark.skipif(not HAS_BWRAP, reason=f"sandbox: {WHY_NOT}")
+def test_zygote_kernel_is_isolated_and_keeps_read_only_folders_living_in_tmp(tmp_path):
+    """Um Python (ou venv) em /tmp continua visível, só leitura, debaixo do /tmp novo do filho."""
+    import asyncio
+    keep = tmp_path / "python-extra"            # tmp_path fica em /tmp
+    keep.mkdir()
+    (keep / "marca.txt").write_text("visível")
+    keep.chmod(0o755)
+    for p in (tmp_path, *tmp_path.parents):
+        if str(p).startswith("/tmp/"):
+            p.chmod(p.stat().st_mode | 0o005)
+    cfg = sandbox.SandboxConfig(python=sys.executable, extra_ro=[str(keep)])
+    code = (f"import os, sys\nprint(open({str(keep / 'marca.txt')!r}).read())\n"
+            f"try:\n    open({str(keep / 'x')!r}, 'w')\nexcept OSError as e:\n    print('erro', e.errno)\n"
+            "print('numpy pré-importado:', 'numpy' in sys.modules)\n"
+            "print('pids:', len([p for p in os.listdir('/proc') if p.isdigit()]))\n")
+    out = asyncio.run(_run_in_zygote_kernel(cfg, code, tmp_path / "z.log"))
+    assert "visível" in out and "erro 30" in out, out      # 30 = EROFS
+    assert "numpy pré-importado: True" in out and "pids: 1" in out, out
