@@ -40,6 +40,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from . import integrity
+from .pipes import LineReader
 from .sandbox import KERNEL_NAME
 
 BEGIN_HIDDEN = "BEGIN HIDDEN TESTS"
@@ -215,6 +216,7 @@ class Zygote:
         self.log = open(log_path, "ab")
         self.proc = subprocess.Popen(sandbox.zygote_command(cfg, str(self.root), warm),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
+        self.reader = LineReader(self.proc.stdout.fileno())
         line = self._readline(120)
         hello = json.loads(line) if line else {}
         if not hello.get("ready"):
@@ -223,9 +225,7 @@ class Zygote:
         self.pid = hello["pid"]          # no namespace de PID do corretor
 
     def _readline(self, timeout: float) -> bytes:
-        import select
-        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        return self.proc.stdout.readline() if r else b""
+        return self.reader.readline(timeout) or b""
 
     def spawn(self, run_dir: Path, connection_file: Path) -> int:
         if self.proc.poll() is not None:

@@ -23,6 +23,7 @@ import copy
 import hashlib
 import html
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -78,6 +79,44 @@ def student_view(autograded, release):
         cell.outputs = kept
     nb, _ = ClearHiddenTests().preprocess(nb, {})
     return nb
+
+
+MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3.2.2/es5/tex-chtml.js"
+# O que o feedback usa do MathJax 3 (pacote django-static-mathjax, o mesmo do livro):
+# o componente TeX -> CHTML, as fontes e as extensões do TeX que ele carrega sob demanda.
+MATHJAX_PARTS = ["tex-chtml.js", "output/chtml/fonts", "input/tex/extensions"]
+
+
+def copy_mathjax(feedback_root: Path) -> None:
+    """feedback/_mathjax: uma cópia por workspace, para as páginas abrirem sem internet."""
+    import shutil
+
+    import mathjax
+    es5 = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+    dest = feedback_root / "_mathjax"
+    if (dest / "tex-chtml.js").exists():
+        return
+    tmp = feedback_root / "_mathjax.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    for part in MATHJAX_PARTS:
+        src = es5 / part
+        if src.is_dir():
+            shutil.copytree(src, tmp / part)
+        else:
+            (tmp / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, tmp / part)
+    try:
+        os.replace(tmp, dest)
+    except OSError:          # um aluno chamado "_mathjax": as páginas usam a CDN
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _template_digest() -> str:
+    h = hashlib.sha256()
+    for f in sorted(TEMPLATES.rglob("*")):
+        if f.is_file():
+            h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def _exporter():
@@ -138,6 +177,8 @@ def generate_feedback(ws: Workspace, deadlines, force: bool = False) -> tuple[in
     state = json.loads(state_f.read_text()) if state_f.exists() and not force else {}
     exporter = None
     written = fresh = 0
+    copy_mathjax(ws.root / "feedback")
+    template = _template_digest()
     for r in load_results(ws):
         s, a = r["student"], r["assignment"]
         row = rows[(s, a)]
@@ -147,7 +188,7 @@ def generate_feedback(ws: Workspace, deadlines, force: bool = False) -> tuple[in
             out = ws.feedback(s, a) / f"{name}.html"
             src = ws.autograded(s, a) / f"{name}.ipynb"
             key_src = src.read_bytes() if src.exists() else b""
-            key = hashlib.sha256(key_src + json.dumps([r["key"], row, nbr["status"]], sort_keys=True)
+            key = hashlib.sha256(key_src + json.dumps([r["key"], row, nbr["status"], template], sort_keys=True)
                                  .encode()).hexdigest()
             skey = f"{s}/{a}/{name}"
             if state.get(skey) == key and out.exists():
@@ -194,7 +235,9 @@ def generate_feedback(ws: Workspace, deadlines, force: bool = False) -> tuple[in
                     "max_text": _fmt(res["nbgrader"]["max_score"]),
                     "pending_text": f"{_fmt(pending)} ponto(s) aguardando correção manual" if pending else "",
                     "status": r["status"], "status_text": status_text, "messages": messages,
-                    "late_text": _late_text(late), "toc": toc}
+                    "late_text": _late_text(late), "toc": toc,
+                    # feedback/<aluno>/<tarefa>/<notebook>.html -> feedback/_mathjax
+                    "mathjax_local": "../../_mathjax/tex-chtml.js", "mathjax_cdn": MATHJAX_CDN}
                 body, _ = exporter.from_notebook_node(nb, resources=res)
                 out.write_text(body, encoding="utf-8")
             state[skey] = key

@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import queue
-import select
 import shutil
 import signal
 import subprocess
@@ -34,6 +33,7 @@ from . import sandbox
 from .course import REPO, Workspace
 from .executor import ExecSettings
 from .job import VERSION
+from .pipes import LineReader
 from .progress import Progress
 from .submissions import collect, load_deadlines
 from .worker import write_result
@@ -134,6 +134,7 @@ class _Worker:
             [sys.executable, "-m", "autograder.worker", json.dumps(self.args)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env,
             start_new_session=True)
+        self.reader = LineReader(self.proc.stdout.fileno())
 
     def send(self, job: dict):
         self.proc.stdin.write((json.dumps(job) + "\n").encode())
@@ -141,17 +142,12 @@ class _Worker:
 
     def recv(self, timeout: float) -> dict | None:
         """Resposta, ou None se o tempo acabou; levanta EOFError se o processo morreu."""
-        end = time.monotonic() + timeout
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                return None
-            r, _, _ = select.select([self.proc.stdout], [], [], min(left, 1.0))
-            if r:
-                line = self.proc.stdout.readline()
-                if not line:
-                    raise EOFError
-                return json.loads(line)
+        line = self.reader.readline(timeout)
+        if line is None:
+            return None
+        if not line:
+            raise EOFError
+        return json.loads(line)
 
     def kill(self):
         if self.proc and self.proc.poll() is None:

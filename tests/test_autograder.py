@@ -386,6 +386,42 @@ def test_feedback_explains_problems_without_revealing_the_flags(turma):
 
 
 @needs_bwrap
+def test_feedback_renders_math_without_internet(turma):
+    """O enunciado tem LaTeX: a página traz um MathJax local (feedback/_mathjax) e,
+    aberta no Chromium sem rede nenhuma, mostra a fórmula renderizada."""
+    page = turma["ws"].feedback("correct", SLUG) / f"{SLUG}.html"
+    html = page.read_text(encoding="utf-8")
+    assert 'src="../../_mathjax/tex-chtml.js"' in html and "cdnjs.cloudflare.com/ajax/libs/mathjax" not in html
+    assert (turma["ws"].root / "feedback" / "_mathjax" / "tex-chtml.js").is_file()
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("sem /usr/bin/chromium (o `make test` instala o pacote Debian)")
+    from playwright.sync_api import sync_playwright
+
+    from browser_util import CHROMIUM, CHROMIUM_ARGS
+    outside = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            tab = browser.new_page()
+
+            def only_files(route):
+                if route.request.url.startswith("file://"):
+                    route.continue_()
+                else:
+                    outside.append(route.request.url)
+                    route.abort()
+            tab.route("**/*", only_files)
+            tab.goto(page.as_uri())
+            tab.wait_for_selector("mjx-container", timeout=20_000)
+            n = tab.locator("mjx-container").count()
+            raw = tab.locator("text=\\sum_j").count()
+        finally:
+            browser.close()
+    assert n >= 2 and raw == 0, (n, raw)
+    assert outside == [], f"o feedback pediu endereços fora do disco: {outside}"
+
+
+@needs_bwrap
 def test_report_has_plots_and_lists_every_row_needing_attention(turma):
     page = (turma["ws"].root / "relatorio" / "index.html").read_text(encoding="utf-8")
     assert page.count('src="data:image/png;base64,') == 2
@@ -534,3 +570,28 @@ def test_zygote_kernel_is_isolated_and_keeps_read_only_folders_living_in_tmp(tmp
     out = asyncio.run(_run_in_zygote_kernel(cfg, code, tmp_path / "z.log"))
     assert "visível" in out and "erro 30" in out, out      # 30 = EROFS
     assert "numpy pré-importado: True" in out and "pids: 1" in out, out
+
+
+def test_line_reader_keeps_lines_that_arrived_together():
+    """Duas respostas no mesmo pedaço do pipe: a segunda não pode esperar o prazo
+    (com select + readline de um arquivo com buffer ela esperava, e a entrega
+    rápida seguinte virava um `timeout` falso)."""
+    from autograder.pipes import LineReader
+    r, w = os.pipe()
+    try:
+        os.write(w, b'{"a": 1}\n{"b": 2}\n{"c"')
+        reader = LineReader(r)
+        t0 = time.monotonic()
+        assert reader.readline(5) == b'{"a": 1}\n'
+        assert reader.readline(5) == b'{"b": 2}\n'
+        assert time.monotonic() - t0 < 1.0
+        assert reader.readline(0.2) is None          # linha incompleta: espera, não inventa
+        os.write(w, b': 3}\n')
+        assert reader.readline(5) == b'{"c": 3}\n'
+        os.close(w)
+        w = None
+        assert reader.readline(5) == b""              # fim do arquivo
+    finally:
+        os.close(r)
+        if w is not None:
+            os.close(w)
