@@ -142,7 +142,9 @@ def _histograms(grades_by_a: dict[str, list[dict]]):
     n = len(grades_by_a)
     cols = min(3, n)
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    # layout "constrained": o tight_layout não reserva lugar para o suptitle
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False,
+                             layout="constrained")
     for ax, (a, rows_a) in zip(axes.flat, grades_by_a.items()):
         scores = [float(r["score"]) for r in rows_a]
         top = max(float(r["max_score"]) for r in rows_a) or 1.0
@@ -156,7 +158,6 @@ def _histograms(grades_by_a: dict[str, list[dict]]):
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     fig.suptitle("Distribuição das notas por tarefa", fontsize=12)
-    fig.tight_layout()
     out = _png(fig)
     plt.close(fig)
     return out
@@ -168,7 +169,9 @@ def _pass_rates(questions_by_a: dict[str, list[dict]]):
     import matplotlib.pyplot as plt
     n = len(questions_by_a)
     height = 0.6 + sum(0.9 + 0.4 * len({q["grade_id"] for q in qs}) for qs in questions_by_a.values())
-    fig, axes = plt.subplots(n, 1, figsize=(7.5, height), squeeze=False)
+    sizes = [len({q["grade_id"] for q in qs}) + 1.5 for qs in questions_by_a.values()]
+    fig, axes = plt.subplots(n, 1, figsize=(7.5, height), squeeze=False, layout="constrained",
+                             gridspec_kw={"height_ratios": sizes})
     for ax, (a, qs) in zip(axes.flat, questions_by_a.items()):
         ids = list(dict.fromkeys(q["grade_id"] for q in qs))
         rate = []
@@ -183,7 +186,6 @@ def _pass_rates(questions_by_a: dict[str, list[dict]]):
         for y, v in enumerate(rate[::-1]):
             ax.text(min(v + 1, 92), y, f"{_pt(v, 0)}%", va="center", fontsize=8)
     fig.suptitle("Taxa de acerto por questão (testes automáticos)", fontsize=12)
-    fig.tight_layout()
     out = _png(fig)
     plt.close(fig)
     return out

@@ -61,3 +61,21 @@ def test_mathjax_is_served_locally(built):
 def test_exercise_notebooks_are_shipped_with_the_site(built):
     for nb in (ROOT / "exercises").glob("*/*.ipynb"):
         assert (built / "exercicios" / nb.name).read_bytes() == nb.read_bytes()
+
+
+# Textos dos temas que ficavam em inglês (o pydata-sphinx-theme não tem catálogo em
+# português): book/_ext/curso.py traduz os do gettext, book/_templates os fixos.
+ENGLISH_THEME = ["Toggle", "Search", "Launch", "previous page", "next page", "Color mode", "Light",
+                 "Dark", "System Settings", "Main", "Page", "Download", "Print", "Fullscreen",
+                 "Source repository", "Version warning", "Skip to", "Back to top", "Click to"]
+
+
+@pytest.mark.parametrize("page", toc_files())
+def test_theme_labels_are_in_portuguese(built, page):
+    html = (built / f"{page}.html").read_text(encoding="utf-8")
+    labels = set(re.findall(r'(?:title|aria-label|data-bs-title|placeholder)="([^"]*)"', html))
+    english = sorted(x for x in labels if any(re.search(rf"\b{re.escape(w)}\b", x) for w in ENGLISH_THEME)
+                     and not re.search(r"\b(19|20)\d\d\b", x))   # citações (título de um artigo) ficam
+    assert not english, f"{page}: rótulos do tema em inglês: {english}"
+    author = re.search(r'class="component-author">\s*([^<]*)', html)
+    assert author is None or not author.group(1).strip().startswith(("By ", "De ")), author.group(1)

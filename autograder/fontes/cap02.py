@@ -13,7 +13,7 @@ SLUG = "02-escala"
 
 
 def build() -> Notebook:
-    nb = Notebook(SLUG, titulo="Capítulo 2 — A escala √d_k")
+    nb = Notebook(SLUG, titulo="Capítulo 2 — A escala $\\sqrt{d_k}$")
     nb.md(
         "Neste exercício você vai medir, com sorteios, por que as pontuações "
         "$q\\cdot k$ crescem com $d_k$, e o que a divisão por $\\sqrt{d_k}$ faz com a "

@@ -27,7 +27,7 @@ def _sdpa(q, k, v, start=0):
 
 
 def build() -> Notebook:
-    nb = Notebook(SLUG, titulo="Capítulo 5 — A mistura com V")
+    nb = Notebook(SLUG, titulo="Capítulo 5 — A mistura com $V$")
     nb.md(
         "Os pesos $A$ dizem quanto cada consulta olha para cada chave; a saída é a "
         "média dos **valores** com esses pesos:\n\n"

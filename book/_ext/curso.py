@@ -24,6 +24,12 @@
      ``File atencao/core.py``);
    - LaTeX cru e texto dos botões do tema nos resultados da busca (o MathJax
      em toda página e book/_static/curso.js).
+4. Traduz o que os temas deixam em inglês: o pydata-sphinx-theme não tem
+   catálogo em português e o do sphinx-book-theme (pt) não cobre tudo. As
+   traduções abaixo entram como *fallback* dos catálogos que os modelos já
+   usam (`_()` do Sphinx e `translation()` do tema do livro): uma frase que o
+   tema já traduz continua com a tradução dele. Textos fixos em inglês nos
+   modelos do tema são trocados por book/_templates/.
 """
 
 from __future__ import annotations
@@ -82,6 +88,83 @@ class Exercicio(SphinxDirective):
         para += nodes.Text(". As células de teste mostram o que se espera; a correção também usa testes ocultos.")
         box += para
         return [box]
+
+
+# msgid do tema -> português (pt-BR)
+THEME_PT = {
+    "Color mode": "Modo de cor",
+    "Light": "Claro",
+    "Dark": "Escuro",
+    "System Settings": "Igual ao sistema",
+    "previous page": "página anterior",
+    "next page": "próxima página",
+    "previous": "anterior",
+    "next": "próxima",
+    "Version warning": "Aviso de versão",
+    "Launch on": "Abrir no",
+    "Launch interactive content": "Abrir em ambiente interativo",
+    "Search this book...": "Buscar neste livro...",
+    "Search": "Buscar",
+    "Skip to main content": "Pular para o conteúdo",
+    "Back to top": "Voltar ao topo",
+    "Click to show": "Clique para mostrar",
+    "Click to hide": "Clique para esconder",
+}
+
+
+class _Fallback:
+    """Um catálogo gettext em memória, usado só quando o do tema não tem a frase."""
+
+    def __init__(self, table: dict[str, str]):
+        self.table = table
+        self._fallback = None
+
+    def gettext(self, message):
+        if message in self.table:
+            return self.table[message]
+        return self._fallback.gettext(message) if self._fallback else message
+
+    def ngettext(self, singular, plural, n):
+        if self._fallback:
+            return self._fallback.ngettext(singular, plural, n)
+        return singular if n == 1 else plural
+
+    def add_fallback(self, fallback):
+        if self._fallback:
+            self._fallback.add_fallback(fallback)
+        else:
+            self._fallback = fallback
+
+
+# Rótulos de acessibilidade fixos em inglês no HTML (sem gettext): modelos do
+# sphinx-book-theme (sbt-sidebar-nav.html, layout.html) e o myst-nb.
+FIXED_PT = {
+    'aria-label="Main"': 'aria-label="Sumário do livro"',
+    'aria-label="Page"': 'aria-label="Nesta página"',
+    'aria-label="Toggle hidden content"': 'aria-label="Mostrar ou esconder o conteúdo"',
+}
+
+
+def _translate_fixed(app, exc):
+    if exc is not None or app.builder.format != "html" or not (app.config.language or "").startswith("pt"):
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        new = text
+        for old, pt in FIXED_PT.items():
+            new = new.replace(old, pt)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+
+
+def _translate_theme(app):
+    if not (app.config.language or "").startswith("pt"):
+        return
+    from sphinx import locale
+    for catalog in ("sphinx", "booktheme"):
+        translator = locale.translators.get(("general", catalog))
+        if translator is not None:
+            translator.add_fallback(_Fallback(THEME_PT))
 
 
 def _set_path(app, config):
@@ -268,9 +351,11 @@ def setup(app):
     app.add_js_file("curso.js")
     app.connect("config-inited", _set_path)
     app.connect("config-inited", _drop_thebe)
+    app.connect("builder-inited", _translate_theme)
     app.connect("html-page-context", _plain_titles, priority=900)
     app.connect("doctree-read", _relative_tracebacks)
     app.connect("build-finished", _copy)
+    app.connect("build-finished", _translate_fixed)
     app.connect("build-finished", _plain_search_titles)
     app.add_directive("exercicio", Exercicio)
     app.add_config_value("curso_digest", _digest(app), "env")
