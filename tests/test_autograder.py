@@ -472,6 +472,32 @@ def test_changing_a_submission_regrades_only_that_student(turma, tmp_path):
     assert rows["wrong"]["score"] == rows["correct"]["score"] == "5"
 
 
+@needs_bwrap
+def test_manual_grades_reach_the_csv_and_the_feedback(turma, tmp_path):
+    """A resposta escrita, corrigida à mão no gradebook (o que o formgrader faz),
+    entra na nota de `report` e no `feedback`, sem corrigir nada de novo."""
+    import shutil
+
+    from nbgrader.api import Gradebook
+    ws = tmp_path / "ws"
+    shutil.copytree(turma["ws"].root, ws, symlinks=True)
+    before = read_csv(ws / "grades.csv")["correct"]
+    assert before["score"] == "5" and before["needs_manual_grade"] == "1"
+    with Gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
+        g = gb.find_grade("explique", SLUG, SLUG, "correct")
+        g.manual_score = 1.0
+        gb.db.commit()
+    run_cli("report", "--workspace", ws)
+    after = read_csv(ws / "grades.csv")
+    assert after["correct"]["score"] == "6" and after["correct"]["needs_manual_grade"] == "0"
+    assert {k: v for k, v in after.items() if k != "correct"} == \
+        {k: v for k, v in read_csv(turma["ws"].root / "grades.csv").items() if k != "correct"}
+    p = run_cli("feedback", "--workspace", ws)
+    assert "1 escrito(s)" in p.stderr + p.stdout
+    html = (ws / "feedback" / "correct" / SLUG / f"{SLUG}.html").read_text(encoding="utf-8")
+    assert "Nota: 6 de 6 pontos" in html and "aguardando correção manual" not in html
+
+
 SERIAL = ["correct", "deleted-test", "patched-allclose", "os-exit", "reads-solutions"]
 
 
