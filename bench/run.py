@@ -19,7 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results.md"
-JB = [sys.executable, "-m", "jupyter_book.cli.main"]
+# O executável do venv: `python -m jupyter_book.cli.main` não tem `if __name__ == "__main__"`,
+# sai com 0 sem construir nada (e a bateria de testes falhava sem _build/html).
+JB = [str(Path(sys.executable).parent / "jupyter-book")]
 
 
 def machine() -> str:
@@ -42,14 +44,19 @@ def write_section(name: str, body: str) -> None:
 
 def timed(cmd: list[str], **kw) -> float:
     t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, **kw)
-    return time.perf_counter() - t0
+    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd[:3])} ... falhou ({p.returncode}):\n{p.stdout[-4000:]}")
+    return dt
 
 
 def bench_build_and_tests() -> None:
     build = [*JB, "build", ".", "--builder", "html", "-W", "-n", "--keep-going"]
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
     clean = timed(build)
+    if not (ROOT / "_build" / "html" / "index.html").exists():
+        sys.exit(f"{' '.join(build)} não construiu _build/html")
     cached = timed(build)
     tests = timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"])
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
