@@ -51,6 +51,10 @@ def timed(cmd: list[str], **kw) -> float:
     return dt
 
 
+def _pt(x: float) -> str:
+    return f"{x:.1f}".replace(".", ",")
+
+
 def bench_build_and_tests() -> None:
     build = [*JB, "build", ".", "--builder", "html", "-W", "-n", "--keep-going"]
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
@@ -67,9 +71,9 @@ def bench_build_and_tests() -> None:
         "",
         "| o quê | tempo de parede |",
         "|---|---|",
-        f"| `jupyter-book build` limpo (executa todos os capítulos) | {clean:.1f} s |",
-        f"| `jupyter-book build` com cache (nada mudou) | {cached:.1f} s |",
-        f"| `pytest` (bateria inteira, livro já construído) | {tests:.1f} s |",
+        f"| `jupyter-book build` limpo (executa todos os capítulos) | {_pt(clean)} s |",
+        f"| `jupyter-book build` com cache (nada mudou) | {_pt(cached)} s |",
+        f"| `pytest` (bateria inteira, livro já construído) | {_pt(tests)} s |",
     ]))
     print(f"livro limpo {clean:.1f} s, com cache {cached:.1f} s, testes {tests:.1f} s")
 
