@@ -79,3 +79,12 @@ def test_theme_labels_are_in_portuguese(built, page):
     assert not english, f"{page}: rótulos do tema em inglês: {english}"
     author = re.search(r'class="component-author">\s*([^<]*)', html)
     assert author is None or not author.group(1).strip().startswith(("By ", "De ")), author.group(1)
+
+
+def test_references_are_formatted_in_portuguese(built):
+    """Estilo ptbr_alpha (book/_ext/curso.py): "e" entre autores, "Em" antes dos anais."""
+    html = (built / "book" / "apendices" / "referencias.html").read_text(encoding="utf-8")
+    assert "Federico Lebrón e Sumit Sanghai" in html
+    assert not re.search(r", and [A-Z]|\w and [A-Z][a-z]+ [A-Z]", html.replace("Natural Language", ""))
+    assert "Em <em>" in html and "In <em>" not in html
+    assert "arXiv preprint" not in html

@@ -30,6 +30,9 @@
    usam (`_()` do Sphinx e `translation()` do tema do livro): uma frase que o
    tema já traduz continua com a tradução dele. Textos fixos em inglês nos
    modelos do tema são trocados por book/_templates/.
+5. O estilo `ptbr_alpha` das referências (sphinxcontrib-bibtex/pybtex): o
+   `alpha` do pybtex com "e" entre os autores e "Em" antes do livro ou dos
+   anais, no lugar de "and" e "In".
 """
 
 from __future__ import annotations
@@ -165,6 +168,35 @@ def _translate_theme(app):
         translator = locale.translators.get(("general", catalog))
         if translator is not None:
             translator.add_fallback(_Fallback(THEME_PT))
+
+
+def _register_bib_style() -> None:
+    from pybtex.plugin import find_plugin, register_plugin
+    from pybtex.richtext import BaseMultipartText, String
+    from pybtex.style.template import names, sentence
+
+    alpha = find_plugin("pybtex.style.formatting", "alpha")
+    # Só partes idênticas a estas (o "In " do pybtex fica sozinho entre um
+    # \newblock e o título em itálico): títulos de artigos não são tocados.
+    words = {"In ": "Em "}
+
+    def translate(text):
+        if isinstance(text, BaseMultipartText):
+            text.parts = [String(words[p.value]) if isinstance(p, String) and p.value in words
+                          else translate(p) for p in text.parts]
+        return text
+
+    class PtBrAlpha(alpha):
+        def format_names(self, role, as_sentence=True):
+            formatted = names(role, sep=", ", sep2=" e ", last_sep=" e ")
+            return sentence[formatted] if as_sentence else formatted
+
+        def format_entry(self, label, entry, *args, **kwargs):
+            formatted = super().format_entry(label, entry, *args, **kwargs)
+            translate(formatted.text)
+            return formatted
+
+    register_plugin("pybtex.style.formatting", "ptbr_alpha", PtBrAlpha)
 
 
 def _set_path(app, config):
@@ -341,6 +373,7 @@ def _digest(app) -> str:
 
 
 def setup(app):
+    _register_bib_style()
     if not (ES5 / "tex-chtml.js").exists():
         raise RuntimeError(f"MathJax local não encontrado em {ES5}; rode `make` para instalar")
     # O MathJax em toda página, não só nas que têm fórmulas no corpo: o sumário
