@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import submissoes  # noqa: E402
+from atencao.plots import fmt_num  # noqa: E402
 
 
 def _run_module():
@@ -64,12 +65,8 @@ def _timed(cmd: list[str], cwd: Path) -> float:
     return dt
 
 
-def pt(x: float, nd: int = 1) -> str:
-    return f"{x:.{nd}f}".replace(".", ",")
-
-
 def load() -> str:
-    return f"{os.getloadavg()[0]:.1f}".replace(".", ",")
+    return fmt_num(os.getloadavg()[0], 1)
 
 
 def nbgrader_course(tmp: Path, subs: Path, assignments: list[str]) -> Path:
@@ -163,16 +160,16 @@ def main() -> int:
         "|---|---|---|---|",
     ]
     for label, dt, ld in rows:
-        lines.append(f"| {label} | {pt(dt)} s | {pt(n_nb / dt * 60)} | {ld} |")
-    lines += ["", f"Vazão do corretor com 2 processos: **{pt(t_nbg / measured['2'], 2)}x** a do nbgrader em série."]
+        lines.append(f"| {label} | {fmt_num(dt, 1)} s | {fmt_num(n_nb / dt * 60, 1)} | {ld} |")
+    lines += ["", f"Vazão do corretor com 2 processos: **{fmt_num(t_nbg / measured['2'], 2)}x** a do nbgrader em série."]
     if "1" in measured:
-        lines.append(f"Com 1 processo: {pt(t_nbg / measured['1'], 2)}x; o segundo processo dá mais "
-                     f"{pt(measured['1'] / measured['2'], 2)}x.")
+        lines.append(f"Com 1 processo: {fmt_num(t_nbg / measured['1'], 2)}x; o segundo processo dá mais "
+                     f"{fmt_num(measured['1'] / measured['2'], 2)}x.")
     if "2--sem-zigoto" in measured:
         gain = (measured["2--sem-zigoto"] / measured["2"] - 1) * 100
         lines.append(f"Sem o zigoto (um Python novo por kernel, importando numpy e torch): "
-                     f"{pt(t_nbg / measured['2--sem-zigoto'], 2)}x; com ele a correção fica "
-                     f"{pt(gain, 0)}% mais rápida.")
+                     f"{fmt_num(t_nbg / measured['2--sem-zigoto'], 2)}x; com ele a correção fica "
+                     f"{fmt_num(gain, 0)}% mais rápida.")
     _run_module().write_section("grader", "\n".join(lines))
     print("\n".join(lines))
     return 0

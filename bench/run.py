@@ -51,11 +51,8 @@ def timed(cmd: list[str], **kw) -> float:
     return dt
 
 
-def _pt(x: float) -> str:
-    return f"{x:.1f}".replace(".", ",")
-
-
 def bench_build_and_tests() -> None:
+    from atencao.plots import fmt_num
     build = [*JB, "build", ".", "--builder", "html", "-W", "-n", "--keep-going"]
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
     clean = timed(build)
@@ -71,9 +68,9 @@ def bench_build_and_tests() -> None:
         "",
         "| o quê | tempo de parede |",
         "|---|---|",
-        f"| `jupyter-book build` limpo (executa todos os capítulos) | {_pt(clean)} s |",
-        f"| `jupyter-book build` com cache (nada mudou) | {_pt(cached)} s |",
-        f"| `pytest` (bateria inteira, livro já construído) | {_pt(tests)} s |",
+        f"| `jupyter-book build` limpo (executa todos os capítulos) | {fmt_num(clean, 1)} s |",
+        f"| `jupyter-book build` com cache (nada mudou) | {fmt_num(cached, 1)} s |",
+        f"| `pytest` (bateria inteira, livro já construído) | {fmt_num(tests, 1)} s |",
     ]))
     print(f"livro limpo {clean:.1f} s, com cache {cached:.1f} s, testes {tests:.1f} s")
 
