@@ -37,6 +37,7 @@
 
 from __future__ import annotations
 
+import gettext
 import hashlib
 import html
 import json
@@ -115,28 +116,15 @@ THEME_PT = {
 }
 
 
-class _Fallback:
+class _Fallback(gettext.NullTranslations):
     """Um catálogo gettext em memória, usado só quando o do tema não tem a frase."""
 
     def __init__(self, table: dict[str, str]):
+        super().__init__()
         self.table = table
-        self._fallback = None
 
     def gettext(self, message):
-        if message in self.table:
-            return self.table[message]
-        return self._fallback.gettext(message) if self._fallback else message
-
-    def ngettext(self, singular, plural, n):
-        if self._fallback:
-            return self._fallback.ngettext(singular, plural, n)
-        return singular if n == 1 else plural
-
-    def add_fallback(self, fallback):
-        if self._fallback:
-            self._fallback.add_fallback(fallback)
-        else:
-            self._fallback = fallback
+        return self.table[message] if message in self.table else super().gettext(message)
 
 
 # Rótulos de acessibilidade fixos em inglês no HTML (sem gettext): modelos do
