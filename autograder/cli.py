@@ -45,6 +45,19 @@ def _positive(kind):
     return conv
 
 
+def _nonnegative(kind):
+    def conv(text):
+        try:
+            v = kind(text.replace(",", "."))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"esperava um número, veio {text!r}") from None
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"esperava um número maior ou igual a zero, veio {text!r}")
+        return v
+    conv.__name__ = "número"
+    return conv
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m autograder",
@@ -69,9 +82,27 @@ def build_parser() -> argparse.ArgumentParser:
     def deadline_args(q):
         q.add_argument("--prazo", action="append", default=[], metavar="TAREFA=DATA",
                        help="prazo de uma tarefa, p.ex. 01-pontuacoes='2025-03-10 23:59' "
-                            "(repetível; soma-se a prazos.toml do workspace)")
+                            "(repetível; fica guardado em prazos.toml do workspace e vale para "
+                            "todo comando seguinte)")
         q.add_argument("--fuso", default=None, metavar="FUSO",
-                       help="fuso dos prazos e dos horários sem fuso (padrão: America/Sao_Paulo)")
+                       help="fuso dos prazos e dos horários sem fuso (padrão: America/Sao_Paulo; "
+                            "fica guardado no workspace)")
+
+    def assignment_args(q, what):
+        q.add_argument("--assignment", action="append", default=[], metavar="TAREFA",
+                       help=f"{what} só esta tarefa (repetível; padrão: as tarefas com prazo no "
+                            "workspace, ou as que foram entregues)")
+
+    def csv_args(q):
+        q.add_argument("--sep", default=None, metavar="C",
+                       help="separador das planilhas (grades.csv, questions.csv, tabela larga); "
+                            "';' também troca o ponto decimal por vírgula (Excel em português). "
+                            "Fica guardado no workspace")
+        q.add_argument("--bom", action=argparse.BooleanOptionalAction, default=None,
+                       help="começa as planilhas com a marca BOM do UTF-8 (o Excel reconhece os acentos)")
+        q.add_argument("--roster", type=Path, default=None, metavar="CSV",
+                       help="lista da turma (colunas student_id e, se houver, name, email, "
+                            "participant, sis_id, section): copiada para roster.csv do workspace")
 
     g = sub.add_parser("grade", help="corrige as entregas de uma turma",
                        description="Corrige as entregas (pasta <aluno>/<tarefa>/<notebook>.ipynb ou "
@@ -79,8 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("entregas", type=Path, metavar="ENTREGAS",
                    help="pasta <aluno>/<tarefa>/<notebook>.ipynb ou zip com notebooks por aluno")
     workspace_args(g)
-    g.add_argument("--assignment", default=None, metavar="TAREFA",
-                   help="corrige só esta tarefa (obrigatório para um zip de uma tarefa sem o nome dela)")
+    assignment_args(g, "corrige")
     g.add_argument("--jobs", "-j", type=_positive(int), default=1, metavar="N",
                    help="alunos corrigidos ao mesmo tempo (padrão: 1)")
     g.add_argument("--tempo-celula", type=_positive(float), default=None, metavar="S",
@@ -93,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--sem-sandbox", "--no-sandbox", dest="sem_sandbox", action="store_true",
                    help="corrige sem bubblewrap (PERIGOSO: o código dos alunos roda com os seus direitos)")
     deadline_args(g)
+    csv_args(g)
     g.add_argument("--padrao", default=None, metavar="REGEX",
                    help="regex para os nomes dentro do zip, com grupos (?P<student>...), "
                         "(?P<assignment>...), (?P<notebook>...), (?P<timestamp>...)")
@@ -106,92 +137,187 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--sem-barra", action="store_true",
                    help="progresso em linhas de texto mesmo num terminal")
     f = sub.add_parser("feedback", help="gera o feedback HTML de cada aluno (sem os testes ocultos)",
-                       description="Escreve feedback/<aluno>/<tarefa>/<notebook>.html no workspace, "
-                                   "com as notas do gradebook (inclusive as manuais).")
+                       description="Escreve retornos/<aluno>/<tarefa>/<notebook>.html no workspace, "
+                                   "com as notas e os comentários do gradebook (inclusive os manuais). "
+                                   "Uma página que mostraria um teste oculto não é gravada.")
     workspace_args(f, solucoes=False)
     deadline_args(f)
+    assignment_args(f, "gera o feedback de")
     f.add_argument("--refazer", action="store_true", help="refaz todos, mesmo os que não mudaram")
 
-    rp = sub.add_parser("report", help="grades.csv, questions.csv e o relatório com gráficos",
-                        description="Reescreve grades.csv e questions.csv (com as notas manuais do "
-                                    "gradebook) e relatorio/index.html.")
+    rp = sub.add_parser("report", help="grades.csv, questions.csv, exportações e o relatório com gráficos",
+                        description="Reescreve grades.csv e questions.csv (com as notas manuais e os "
+                                    "comentários do gradebook), exportacoes/ e relatorio/index.html.")
     workspace_args(rp, solucoes=False)
     deadline_args(rp)
+    assignment_args(rp, "relata")
+    csv_args(rp)
+
+    ex = sub.add_parser("export", help="exportações para o AVA (Moodle, Canvas) e a tabela larga",
+                        description="Escreve exportacoes/: notas_por_aluno.csv (um aluno por linha, uma "
+                                    "coluna por tarefa), a planilha de avaliação e o zip de retornos do "
+                                    "Moodle de cada tarefa e o CSV de importação do Canvas.")
+    workspace_args(ex, solucoes=False)
+    assignment_args(ex, "exporta")
+    csv_args(ex)
+
+    pz = sub.add_parser("deadlines", help="mostra ou muda os prazos e a política de atraso do workspace",
+                        description="Prazos, fuso e política de atraso ficam em prazos.toml do "
+                                    "workspace e valem para todo comando. Sem opções, só mostra.")
+    workspace_args(pz, solucoes=False)
+    pz.add_argument("prazos", nargs="*", metavar="TAREFA=DATA", help="prazo de uma tarefa")
+    pz.add_argument("--fuso", default=None, metavar="FUSO", help="fuso dos prazos")
+    pz.add_argument("--remover", action="append", default=[], metavar="TAREFA",
+                    help="tira o prazo de uma tarefa")
+    pz.add_argument("--tolerancia", type=_nonnegative(int), default=None, metavar="MIN",
+                    help="minutos depois do prazo que ainda contam como no prazo")
+    pz.add_argument("--multa-por-dia", type=_nonnegative(float), default=None, metavar="PCT",
+                    help="porcentagem da nota máxima descontada por dia (ou fração) de atraso")
+    pz.add_argument("--zero-apos", type=_nonnegative(int), default=None, metavar="DIAS",
+                    help="com mais dias de atraso que isto, a nota é zero")
+    pz.add_argument("--sem-zero", action="store_true", help="tira o limite de --zero-apos")
     return p
 
 
 def _workspace_ready(args):
     from .course import Workspace
-    from .submissions import load_deadlines
+    from .deadlines import update_deadlines
     ws = Workspace(args.workspace)
     if not ws.db_path.exists() or not (ws.state / "resultados").is_dir():
         raise ValueError(f"{ws.root} não tem correções; rode `python -m autograder grade` antes")
-    return ws, load_deadlines(ws.root, args.prazo, args.fuso)
+    return ws, update_deadlines(ws.root, getattr(args, "prazo", []), getattr(args, "fuso", None))
+
+
+def _csv_ready(ws, args):
+    from .exports import csv_format, install_roster
+    if getattr(args, "roster", None) is not None:
+        install_roster(ws, args.roster)
+    return csv_format(ws, args.sep, args.bom)
+
+
+def _err(e: Exception) -> int:
+    print(f"erro: {e}", file=sys.stderr)
+    return 2
+
+
+def _publish_feedback(ws, deadlines, force: bool, assignments) -> int:
+    """Gera os retornos e avisa do que não pode ir para os alunos; 1 se alguma página foi recusada."""
+    from .feedback import check_nbgrader_feedback, generate_feedback
+    written, fresh, refused = generate_feedback(ws, deadlines, force=force, assignments=assignments)
+    print(f"feedback em {ws.root / 'retornos'} ({written} escrito(s), {fresh} já em dia)", file=sys.stderr)
+    for r in refused:
+        print(f"RECUSADO: {r}", file=sys.stderr)
+    bad = check_nbgrader_feedback(ws)
+    if bad:
+        print(f"AVISO: {len(bad)} página(s) em {ws.root / 'feedback'} (do \"Generate Feedback\" do "
+              "formgrader) mostram testes ocultos; não as publique. Os retornos do curso estão em "
+              f"{ws.root / 'retornos'}.", file=sys.stderr)
+    return 1 if refused else 0
+
+
+def _report_and_exports(ws, deadlines, fmt, assignments) -> list:
+    from .exports import write_exports
+    from .report import collect, write_report
+    out = write_report(ws, deadlines, fmt, assignments)
+    files = write_exports(ws, collect(ws, deadlines, assignments), fmt)
+    print(f"relatório em {out}; notas em {ws.root / 'grades.csv'}; "
+          f"{len(files)} exportação(ões) em {ws.root / 'exportacoes'}", file=sys.stderr)
+    return files
 
 
 def cmd_feedback(args) -> int:
-    from .feedback import generate_feedback
     try:
         ws, deadlines = _workspace_ready(args)
     except ValueError as e:
-        print(f"erro: {e}", file=sys.stderr)
-        return 2
-    written, fresh = generate_feedback(ws, deadlines, force=args.refazer)
-    print(f"feedback em {ws.root / 'feedback'}: {written} escrito(s), {fresh} já em dia", file=sys.stderr)
-    return 0
+        return _err(e)
+    from .exports import csv_format, write_exports
+    from .report import collect
+    rc = _publish_feedback(ws, deadlines, args.refazer, args.assignment or None)
+    write_exports(ws, collect(ws, deadlines, args.assignment or None), csv_format(ws))   # zip de retornos
+    return rc
 
 
 def cmd_report(args) -> int:
-    from .report import write_report
     try:
         ws, deadlines = _workspace_ready(args)
+        fmt = _csv_ready(ws, args)
+    except (ValueError, OSError) as e:
+        return _err(e)
+    _report_and_exports(ws, deadlines, fmt, args.assignment or None)
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .exports import write_exports
+    from .report import collect
+    try:
+        ws, deadlines = _workspace_ready(args)
+        fmt = _csv_ready(ws, args)
+    except (ValueError, OSError) as e:
+        return _err(e)
+    files = write_exports(ws, collect(ws, deadlines, args.assignment or None), fmt)
+    for f in files:
+        print(f)
+    return 0
+
+
+def cmd_deadlines(args) -> int:
+    from .course import Workspace
+    from .deadlines import update_deadlines
+    ws = Workspace(args.workspace)
+    try:
+        ws.check_outside_repo()
+        d = update_deadlines(ws.root, args.prazos, args.fuso, grace=args.tolerancia,
+                             per_day=args.multa_por_dia, zero_after=args.zero_apos,
+                             no_zero=args.sem_zero, remove=args.remover)
     except ValueError as e:
-        print(f"erro: {e}", file=sys.stderr)
-        return 2
-    out = write_report(ws, deadlines)
-    print(f"relatório em {out}; notas em {ws.root / 'grades.csv'}", file=sys.stderr)
+        return _err(e)
+    print(f"fuso: {d.tz}")
+    for a in sorted(d.due):
+        print(f"{a}: {d.due[a].astimezone(d.tz).strftime('%d/%m/%Y %H:%M')}")
+    if not d.due:
+        print("nenhuma tarefa com prazo")
+    print(f"atraso: {d.describe_policy()}")
     return 0
 
 
 def cmd_grade(args) -> int:
     from .course import Workspace
+    from .deadlines import load_deadlines
     from .executor import ExecSettings
-    from .report import write_csvs
     from .runner import GradeError, GradeOptions, run_grade, say
     from .sandbox import Limits
-    from .submissions import load_deadlines
 
     ws = Workspace(args.workspace, args.solucoes)
     if args.tempo_celula is None:
         from .course import repo_config
         args.tempo_celula = float(repo_config().Execute.get("timeout", 30) or 30)
     opts = GradeOptions(
-        submissions=args.entregas, assignment=args.assignment, jobs=args.jobs,
+        submissions=args.entregas, assignments=args.assignment, jobs=args.jobs,
         settings=ExecSettings(cell_timeout=args.tempo_celula, notebook_timeout=args.tempo_notebook),
         limits=Limits(memory_mib=args.memoria), use_sandbox=not args.sem_sandbox,
         pattern=args.padrao, tz=args.fuso, deadlines=args.prazo, redo=args.refazer,
         tty=False if args.sem_barra else None, zygote=not args.sem_zigoto)
     try:
         summary = run_grade(ws, opts)
-        deadlines = load_deadlines(ws.root, args.prazo, args.fuso)
-    except (GradeError, ValueError) as e:
-        print(f"erro: {e}", file=sys.stderr)
-        return 2
+        deadlines = load_deadlines(ws.root)
+        fmt = _csv_ready(ws, args)
+    except (GradeError, ValueError, OSError) as e:
+        return _err(e)
     except KeyboardInterrupt:
         say("\ninterrompido: o que já terminou está salvo; rode o mesmo comando para continuar.")
         return 130
-    grades, _ = write_csvs(ws, deadlines)
+    from .report import write_csvs
+    rows = write_csvs(ws, deadlines, fmt)
+    refused = 0
     if not args.sem_feedback:
-        from .feedback import generate_feedback
-        written, fresh = generate_feedback(ws, deadlines)
-        say(f"feedback em {ws.root / 'feedback'} ({written} escrito(s), {fresh} já em dia)")
+        refused = _publish_feedback(ws, deadlines, False, None)
     if not args.sem_relatorio:
-        from .report import write_report
-        say(f"relatório em {write_report(ws, deadlines)}")
+        _report_and_exports(ws, deadlines, fmt, None)
     counts: dict[str, int] = {}
-    for row in grades:
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
-    say(f"notas em {ws.root / 'grades.csv'} ({len(grades)} linhas: "
+    for row in rows:
+        counts[str(row.status)] = counts.get(str(row.status), 0) + 1
+    say(f"notas em {ws.root / 'grades.csv'} ({len(rows)} linhas: "
         + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + ")")
     if summary.failures:
         say(f"{len(summary.failures)} entrega(s) não puderam ser corrigidas (erro do corretor, "
@@ -199,7 +325,7 @@ def cmd_grade(args) -> int:
         for f in summary.failures:
             say(f"  {f}")
         return 1
-    return 0
+    return refused
 
 
 def cmd_release(args) -> int:
@@ -224,8 +350,11 @@ def cmd_release(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     import os
+
+    from .course import REPO, REPO_ENV
     # o nbgrader chama `alembic` pelo PATH ao criar um gradebook
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    os.environ.setdefault(REPO_ENV, str(REPO))     # o nbgrader_config.py do workspace acha o clone
     args = build_parser().parse_args(argv)
     return {"grade": cmd_grade, "release": cmd_release, "feedback": cmd_feedback,
-            "report": cmd_report}[args.command](args)
+            "report": cmd_report, "export": cmd_export, "deadlines": cmd_deadlines}[args.command](args)

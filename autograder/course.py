@@ -7,10 +7,13 @@
       release/<tarefa>/           o que os alunos receberam (gerado pelo nbgrader)
       submitted/<aluno>/<tarefa>/ as entregas, como chegaram (+ timestamp.txt)
       autograded/<aluno>/<tarefa>/ notebooks executados (com os testes ocultos)
-      feedback/<aluno>/<tarefa>/  HTML para o aluno (sem os testes ocultos)
+      retornos/<aluno>/<tarefa>/  HTML para o aluno (sem os testes ocultos; um arquivo por página)
+      feedback/                   do nbgrader ("Generate Feedback" do formgrader): NÃO publicar
       grades.csv, questions.csv   notas por tarefa e por questão
+      exportacoes/                tabela larga, planilha e zip de retornos do Moodle, CSV do Canvas
       relatorio/index.html        resumo com gráficos
-      prazos.toml                 (opcional) prazos e fuso horário
+      prazos.toml                 prazos, fuso e política de atraso (escrito por --prazo e `prazo`)
+      roster.csv                  (opcional) lista da turma: e-mail, matrícula, nº do Moodle
       .autograder/                estado interno: resultados por aluno (retomada),
                                   shards do gradebook, pastas dos kernels, logs
 
@@ -25,6 +28,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +39,40 @@ from traitlets.config import Config
 from . import integrity
 
 REPO = Path(__file__).resolve().parent.parent
+REPO_ENV = "AUTOGRADER_REPO"        # `python -m autograder` o define para os processos que abre
+
+# nbgrader_config.py do workspace: acha o repositório sem caminho absoluto (o clone pode
+# mudar de lugar): pela variável AUTOGRADER_REPO ou pelo pacote `atencao` instalado
+# (pip install -e . no .venv do clone). O curso é a pasta do próprio arquivo.
+WORKSPACE_CONFIG = """\
+# Gerado por `python -m autograder`: o workspace é um curso do nbgrader
+# (use o formgrader daqui para as respostas escritas). Não tem caminho absoluto:
+# o repositório vem de AUTOGRADER_REPO ou do pacote `atencao` instalado.
+import os
+import pathlib
+
+c = get_config()  # noqa: F821
+
+
+def _repositorio():
+    if os.environ.get("AUTOGRADER_REPO"):
+        return pathlib.Path(os.environ["AUTOGRADER_REPO"])
+    try:
+        import atencao
+    except ImportError:
+        return None
+    return pathlib.Path(atencao.__file__).resolve().parent.parent
+
+
+_repo = _repositorio()
+if _repo is not None and (_repo / "nbgrader_config.py").is_file():
+    load_subconfig(str(_repo / "nbgrader_config.py"))  # noqa: F821
+else:
+    print("aviso: repositório do curso não encontrado (defina AUTOGRADER_REPO com o caminho do clone)")
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.source_directory = "source"
+c.CourseDirectory.release_directory = "release"
+"""
 
 
 
@@ -86,14 +124,29 @@ class AssignmentInfo:
     cells: dict[str, list[dict]] = field(default_factory=dict)  # nome -> células de nota
 
 
+_HEADING = re.compile(r"^#{1,6}\s+(?P<text>.+?)\s*#*\s*$", re.M)
+_POINTS = re.compile(r"\s*\([^()]*\bpontos?\b[^()]*\)\s*$")
+
+
+def _heading(markdown: str) -> str | None:
+    """O último título de uma célula markdown, sem o "(3 pontos)" do fim."""
+    found = _HEADING.findall(markdown)
+    return _POINTS.sub("", found[-1]).strip() if found else None
+
+
 def grade_cells_of(release_nb) -> list[dict]:
-    out = []
+    """As células de nota do notebook distribuído, com o título da tarefa a que pertencem
+    (o último título markdown antes da célula, p.ex. "Tarefa 1 — softmax estável")."""
+    out, title = [], ""
     for c in release_nb.cells:
         m = integrity.nbgrader_meta(c)
         if m.get("grade") or m.get("task"):
             out.append({"grade_id": m["grade_id"], "max_score": float(m.get("points", 0)),
                         "kind": "test" if (c.cell_type == "code" and not m.get("solution"))
-                        else ("written" if c.cell_type == "markdown" else "code-answer")})
+                        else ("written" if c.cell_type == "markdown" else "code-answer"),
+                        "title": title or m["grade_id"]})
+        if c.cell_type == "markdown":
+            title = _heading(c.source) or title
     return out
 
 
@@ -119,7 +172,8 @@ class Workspace:
         return self.root / "autograded" / s / a
 
     def feedback(self, s: str, a: str) -> Path:
-        return self.root / "feedback" / s / a
+        """Retornos do projeto; `feedback/` é do "Generate Feedback" do formgrader (com testes ocultos)."""
+        return self.root / "retornos" / s / a
 
     def result_path(self, s: str, a: str) -> Path:
         return self.state / "resultados" / a / f"{s}.json"
@@ -158,15 +212,8 @@ class Workspace:
         self.root.mkdir(parents=True, exist_ok=True)
         self.state.mkdir(exist_ok=True)
         cfg_file = self.root / "nbgrader_config.py"
-        repo_cfg = REPO / "nbgrader_config.py"
-        if not cfg_file.exists() and repo_cfg.exists():
-            cfg_file.write_text(
-                "# Gerado por `python -m autograder`: o workspace é um curso do nbgrader\n"
-                "# (use o formgrader daqui para as respostas escritas).\n"
-                f"c = get_config()  # noqa\nload_subconfig({str(repo_cfg)!r})  # noqa\n"
-                "c.CourseDirectory.root = __import__('os').path.dirname(__import__('os').path.abspath(__file__))\n"
-                "c.CourseDirectory.source_directory = 'source'\n"
-                "c.CourseDirectory.release_directory = 'release'\n", encoding="utf-8")
+        if not cfg_file.exists() or cfg_file.read_text(encoding="utf-8") != WORKSPACE_CONFIG:
+            cfg_file.write_text(WORKSPACE_CONFIG, encoding="utf-8")
         known_file = self.state / "fontes.json"
         known = json.loads(known_file.read_text()) if known_file.exists() else {}
         todo = []

@@ -11,10 +11,18 @@ ocultos (nbgrader #917, #1363). Aqui o notebook corrigido passa por
   linha "passaram / falharam / não rodaram", sem saída nem traceback; uma
   célula que não pôde ser dividida não mostra saída nenhuma.
 
-As notas vêm do gradebook final pelo `GetGrades` do nbgrader (inclui as
-notas manuais) e o HTML usa um modelo em português que estende o modelo
-clássico do nbconvert. Um feedback só é refeito quando o notebook corrigido,
-as notas ou a situação mudaram.
+As notas e os comentários vêm de report.collect (resultado + notas manuais e
+comentários do formgrader, lidos por gradebook.py + atraso e multa) e o HTML usa
+um modelo em português que estende o modelo clássico do nbconvert. Cada
+página é um arquivo só: o MathJax (componente tex-svg-full, que já traz as
+fontes em SVG e todas as extensões do TeX) vai dentro dela, então a
+matemática aparece mesmo com a página aberta sozinha, sem internet.
+
+As páginas ficam em `retornos/<aluno>/<tarefa>/`, não em `feedback/`: essa é a
+pasta do "Generate Feedback" do formgrader, que inclui os testes ocultos. Antes
+de gravar, toda página passa por `hidden_leaks`: se uma linha de teste oculto da
+fonte aparecer no texto dela, a página é recusada (não é gravada). Um feedback
+só é refeito quando o notebook corrigido, as notas ou a situação mudaram.
 """
 
 from __future__ import annotations
@@ -23,14 +31,15 @@ import copy
 import hashlib
 import html
 import json
-import os
 from pathlib import Path
 
 import nbformat
 
 from . import integrity
 from .course import Workspace
-from .report import STATUS_PT, load_results, num
+from .deadlines import Deadlines
+from .report import Row, collect, num
+from .results import Status
 
 TEMPLATES = Path(__file__).parent / "templates"
 _OURS = {"CellTimeoutError", "DeadKernelError", "CellNotExecuted"}   # erros que o próprio corretor escreve
@@ -81,34 +90,16 @@ def student_view(autograded, release):
     return nb
 
 
-MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3.2.2/es5/tex-chtml.js"
-# O que o feedback usa do MathJax 3 (pacote django-static-mathjax, o mesmo do livro):
-# o componente TeX -> CHTML, as fontes e as extensões do TeX que ele carrega sob demanda.
-MATHJAX_PARTS = ["tex-chtml.js", "output/chtml/fonts", "input/tex/extensions"]
+# MathJax 3 inteiro num arquivo (pacote django-static-mathjax, o mesmo do livro): entrada TeX
+# com todas as extensões e saída SVG com as fontes embutidas; nada é pedido depois.
+MATHJAX_FILE = "tex-svg-full.js"
 
 
-def copy_mathjax(feedback_root: Path) -> None:
-    """feedback/_mathjax: uma cópia por workspace, para as páginas abrirem sem internet."""
-    import shutil
-
+def mathjax_inline() -> str:
+    """O MathJax para ir dentro de <script> (sem fechar a tag por acidente)."""
     import mathjax
-    es5 = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
-    dest = feedback_root / "_mathjax"
-    if (dest / "tex-chtml.js").exists():
-        return
-    tmp = feedback_root / "_mathjax.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    for part in MATHJAX_PARTS:
-        src = es5 / part
-        if src.is_dir():
-            shutil.copytree(src, tmp / part)
-        else:
-            (tmp / part).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, tmp / part)
-    try:
-        os.replace(tmp, dest)
-    except OSError:          # um aluno chamado "_mathjax": as páginas usam a CDN
-        shutil.rmtree(tmp, ignore_errors=True)
+    js = (Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / MATHJAX_FILE).read_text(encoding="utf-8")
+    return js.replace("</script", "<\\/script")
 
 
 def _template_digest() -> str:
@@ -116,6 +107,7 @@ def _template_digest() -> str:
     for f in sorted(TEMPLATES.rglob("*")):
         if f.is_file():
             h.update(f.read_bytes())
+    h.update(MATHJAX_FILE.encode())
     return h.hexdigest()
 
 
@@ -129,119 +121,171 @@ def _exporter():
     return HTMLExporter(config=c)
 
 
-def _status_text(r: dict) -> tuple[str, list[str]]:
-    st = r["status"]
-    if st == "flagged":
+def _status_text(row: Row) -> tuple[str, list[str]]:
+    if row.status is Status.FLAGGED:
         return "em revisão pelo professor", []
-    msgs = list(r.get("details", []))
-    return STATUS_PT.get(st, st), msgs
+    return row.status.pt, list(row.result.details)
 
 
-def _late_text(late_minutes: int | None) -> str:
-    if late_minutes is None:
+def _late_text(row: Row) -> str:
+    lt = row.lateness
+    if lt.minutes is None:
         return ""
-    if late_minutes == 0:
-        return "Entregue no prazo."
-    h, m = divmod(late_minutes, 60)
-    return f"Entregue com atraso de {f'{h} h ' if h else ''}{m} min."
+    if not lt.late:
+        return "Entregue no prazo." if lt.minutes == 0 else \
+            f"Entregue {lt.minutes} min depois do prazo, dentro da tolerância."
+    h, m = divmod(lt.minutes, 60)
+    text = f"Entregue com atraso de {f'{h} h ' if h else ''}{m} min."
+    if lt.penalty:
+        text += f" Multa por atraso: {_fmt(lt.penalty)} ponto(s)."
+    return text
 
 
 def _fmt(x) -> str:
-    return num(x).replace(".", ",") if x is not None else "—"
+    return num(x, ",") if x is not None else "—"
 
 
 def _simple_page(title: str, lines: list[str]) -> str:
-    body = "".join(f"<p>{html.escape(x)}</p>" for x in lines)
+    body = "".join(f"<p>{html.escape(x)}</p>" for x in lines if x)
     return (f'<!DOCTYPE html><html lang="pt-BR"><head><meta charset="utf-8"><title>{html.escape(title)}'
             f'</title></head><body style="font-family: sans-serif; max-width: 50em; margin: 2em auto">'
             f"<h1>{html.escape(title)}</h1>{body}</body></html>\n")
 
 
-def generate_feedback(ws: Workspace, deadlines, force: bool = False) -> tuple[int, int]:
-    """Escreve feedback/<aluno>/<tarefa>/<nb>.html; devolve (escritos, já em dia)."""
+# ----------------------------------------------------------------------------- testes ocultos
+
+def hidden_lines(source_nb) -> list[str]:
+    """As linhas de teste oculto de um notebook-fonte (entre BEGIN/END HIDDEN TESTS),
+    sem as curtas demais para identificar alguma coisa (`)`, `else:`)."""
+    out = []
+    for cell in source_nb.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            t = line.strip()
+            if "BEGIN HIDDEN TESTS" in t:
+                inside = True
+            elif "END HIDDEN TESTS" in t:
+                inside = False
+            elif inside and len(t) >= 12:
+                out.append(t)
+    return out
+
+
+def _page_text(page: str) -> str:
+    import re
+    page = re.sub(r"<script\b.*?</script>", " ", page, flags=re.S | re.I)
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def hidden_leaks(page: str, hidden: list[str]) -> list[str]:
+    """As linhas de teste oculto que aparecem no texto da página (sem as tags do HTML)."""
+    text = _page_text(page)
+    return [h for h in hidden if h in text]
+
+
+def check_nbgrader_feedback(ws: Workspace) -> list[Path]:
+    """Páginas do "Generate Feedback" do formgrader (pasta feedback/) com testes ocultos."""
+    bad = []
+    root = ws.root / "feedback"
+    if not root.is_dir():
+        return bad
+    cache: dict[str, list[str]] = {}
+    for page in sorted(root.glob("*/*/*.html")):
+        a, name = page.parent.name, page.stem
+        src = ws.source(a) / f"{name}.ipynb"
+        if not src.exists():
+            continue
+        if str(src) not in cache:
+            cache[str(src)] = hidden_lines(nbformat.read(src, as_version=4))
+        if hidden_leaks(page.read_text(encoding="utf-8", errors="replace"), cache[str(src)]):
+            bad.append(page)
+    return bad
+
+
+def generate_feedback(ws: Workspace, deadlines: Deadlines, force: bool = False,
+                      assignments=None) -> tuple[int, int, list[str]]:
+    """Escreve retornos/<aluno>/<tarefa>/<nb>.html; devolve (escritos, já em dia, recusados)."""
     import warnings
-
-    from nbgrader.preprocessors import GetGrades
-    from datetime import datetime
-
-    from .report import collect_rows
     warnings.filterwarnings("ignore")
-    from nbgrader.api import Gradebook
-
-    from .runner import grade_rows
-    grades, _ = collect_rows(ws, deadlines)
-    rows = {(g["student_id"], g["assignment"]): g for g in grades}
-    with Gradebook(ws.db_url) as gb:
-        manual = {k: g.manual_score for k, g in grade_rows(gb).items()}
     state_f = ws.state / "feedback.json"
     state = json.loads(state_f.read_text()) if state_f.exists() and not force else {}
     exporter = None
+    mathjax = None
     written = fresh = 0
-    copy_mathjax(ws.root / "feedback")
+    refused: list[str] = []
     template = _template_digest()
-    for r in load_results(ws):
-        s, a = r["student"], r["assignment"]
-        row = rows[(s, a)]
-        release_dir = ws.release(a)
-        for nbr in r["notebooks"]:
-            name = nbr["notebook"]
+    hidden_cache: dict[tuple[str, str], list[str]] = {}
+    for row in collect(ws, deadlines, assignments):
+        r = row.result
+        s, a = row.student, row.assignment
+        for nbr in r.notebooks:
+            name = nbr.notebook
             out = ws.feedback(s, a) / f"{name}.html"
             src = ws.autograded(s, a) / f"{name}.ipynb"
             key_src = src.read_bytes() if src.exists() else b""
-            key = hashlib.sha256(key_src + json.dumps([r["key"], row, nbr["status"], template], sort_keys=True)
-                                 .encode()).hexdigest()
+            qs = [q for q in row.questions if q.notebook == name]
+            key = hashlib.sha256(key_src + json.dumps(
+                [r.key, str(nbr.status), row.score, row.pending, row.lateness.minutes, row.lateness.penalty,
+                 [(q.score, q.comment) for q in qs], row.result.details, template],
+                sort_keys=True, default=str).encode()).hexdigest()
             skey = f"{s}/{a}/{name}"
             if state.get(skey) == key and out.exists():
                 fresh += 1
                 continue
-            out.parent.mkdir(parents=True, exist_ok=True)
-            status_text, messages = _status_text(r)
-            ts = datetime.fromisoformat(r["timestamp"]) if r.get("timestamp") else None
-            late = deadlines.late_minutes(a, ts) if r["status"] != "missing" else None
+            status_text, messages = _status_text(row)
             if not src.exists():
-                why = nbr["details"] or [STATUS_PT.get(nbr["status"], nbr["status"])]
-                out.write_text(_simple_page(
+                why = nbr.details or [nbr.status.pt]
+                page = _simple_page(
                     f"{a} — {name}",
-                    [f"Aluno(a): {s}", f"Nota: 0 de {_fmt(r['max_score'])} pontos",
-                     f"Situação: {status_text}", *why, _late_text(late)]), encoding="utf-8")
+                    [f"Aluno(a): {s}", f"Nota: {_fmt(row.score)} de {_fmt(r.max_score)} pontos",
+                     f"Situação: {status_text}", *why, _late_text(row)])
             else:
                 if exporter is None:
-                    exporter = _exporter()
+                    exporter, mathjax = _exporter(), mathjax_inline()
                 nb = student_view(nbformat.read(src, as_version=4),
-                                  nbformat.read(release_dir / f"{name}.ipynb", as_version=4))
-                res = {"nbgrader": {"student": s, "assignment": a, "notebook": name,
-                                    "db_url": ws.db_url}}
-                nb, res = GetGrades().preprocess(nb, res)
-                auto = {c["grade_id"]: c["score"] for c in nbr["cells"]}
-                for c in nb.cells:       # no gradebook, "sem nota" vira 0: aqui fica "aguardando"
-                    gid = integrity.grade_id(c)
-                    if gid in auto and auto[gid] is None and manual.get((s, a, name, gid)) is None:
-                        c.metadata.nbgrader["score"] = None
-                toc, pending = [], 0.0
+                                  nbformat.read(ws.release(a) / f"{name}.ipynb", as_version=4))
+                by_id = {q.q.grade_id: q for q in qs}
+                toc, pending, total, top = [], 0.0, 0.0, 0.0
                 for c in nb.cells:
                     m = integrity.nbgrader_meta(c)
-                    if m.get("grade"):
-                        label = ("Resposta escrita" if c.cell_type == "markdown"
-                                 else "Resposta em código" if m.get("solution") else "Testes")
-                        toc.append({"grade_id": m["grade_id"], "label": f"{label} ({m['grade_id']})",
-                                    "score_text": _fmt(m.get("score")) if m.get("score") is not None
-                                    else "aguardando correção manual", "max_text": _fmt(m.get("points"))})
-                        if m.get("score") is None:
-                            pending += float(m.get("points") or 0)
-                res["autograder"] = {
+                    q = by_id.get(m.get("grade_id")) if m.get("grade") else None
+                    if q is None:
+                        if m.get("solution") and not m.get("grade"):
+                            for cq in qs:      # comentário numa célula de solução sem nota
+                                if cq.q.grade_id == m.get("grade_id") and cq.comment:
+                                    m["comment"] = cq.comment
+                        continue
+                    m["score"], m["points"], m["title"] = q.score, q.q.max_score, q.q.title
+                    m["comment"] = q.comment
+                    toc.append({"grade_id": q.q.grade_id, "label": q.q.title or q.q.grade_id,
+                                "score_text": _fmt(q.score) if q.score is not None
+                                else "aguardando correção manual", "max_text": _fmt(q.q.max_score),
+                                "comment": q.comment})
+                    pending += q.q.max_score if q.score is None else 0.0
+                    total += q.score or 0.0
+                    top += q.q.max_score
+                res = {"autograder": {
                     "student": s, "assignment": a, "notebook": name,
-                    "score_text": _fmt(sum(float(c.metadata.nbgrader.get("score") or 0) for c in nb.cells
-                                           if integrity.nbgrader_meta(c).get("grade"))),
-                    "max_text": _fmt(res["nbgrader"]["max_score"]),
+                    "score_text": _fmt(max(0.0, total - row.lateness.penalty)), "max_text": _fmt(top),
                     "pending_text": f"{_fmt(pending)} ponto(s) aguardando correção manual" if pending else "",
-                    "status": r["status"], "status_text": status_text, "messages": messages,
-                    "late_text": _late_text(late), "toc": toc,
-                    # feedback/<aluno>/<tarefa>/<notebook>.html -> feedback/_mathjax
-                    "mathjax_local": "../../_mathjax/tex-chtml.js", "mathjax_cdn": MATHJAX_CDN}
-                body, _ = exporter.from_notebook_node(nb, resources=res)
-                out.write_text(body, encoding="utf-8")
+                    "status": str(r.status), "status_text": status_text, "messages": messages,
+                    "late_text": _late_text(row), "toc": toc, "mathjax": mathjax}}
+                page, _ = exporter.from_notebook_node(nb, resources=res)
+            if (a, name) not in hidden_cache:
+                source = ws.source(a) / f"{name}.ipynb"
+                hidden_cache[(a, name)] = hidden_lines(nbformat.read(source, as_version=4)) \
+                    if source.exists() else []
+            leaks = hidden_leaks(page, hidden_cache[(a, name)])
+            if leaks:
+                refused.append(f"{skey}: a página mostraria {len(leaks)} linha(s) de teste oculto "
+                               f"(p.ex. {leaks[0][:60]!r}); não foi gravada")
+                out.unlink(missing_ok=True)
+                state.pop(skey, None)
+                continue
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(page, encoding="utf-8")
             state[skey] = key
             written += 1
     state_f.parent.mkdir(parents=True, exist_ok=True)
     state_f.write_text(json.dumps(state, indent=1, sort_keys=True))
-    return written, fresh
+    return written, fresh, refused

@@ -20,7 +20,6 @@ Para cada notebook esperado da tarefa:
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import logging
 import shutil
@@ -32,18 +31,8 @@ import nbformat
 from . import integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
 from .executor import ExecSettings, KernelStartError, SandboxKernel, Zygote, ZygoteKernel, execute_notebook
+from .results import VERSION, JobResult, NotebookResult, QuestionResult, Status, worst  # noqa: F401
 
-VERSION = "1"
-# Ordem de gravidade da situação de uma linha (a primeira que aparecer vence).
-STATUS_ORDER = ["flagged", "tampered", "crashed", "timeout", "invalid-notebook", "missing", "ok"]
-
-
-def worst(statuses) -> str:
-    statuses = list(statuses)
-    for s in STATUS_ORDER:
-        if s in statuses:
-            return s
-    return "ok"
 
 
 def load_notebook(raw: bytes):
@@ -91,9 +80,8 @@ def _run_nbgrader(preprocessors, nb, resources, config):
     return nb, resources
 
 
-def _zero_cells(info: AssignmentInfo, name: str) -> list[dict]:
-    return [{**c, "score": 0.0, "needs_manual": False, "visible_passed": None, "hidden_passed": None}
-            for c in info.cells[name]]
+def _zero_cells(info: AssignmentInfo, name: str) -> list[QuestionResult]:
+    return [QuestionResult.zero(c) for c in info.cells[name]]
 
 
 def pick_notebook(files: dict[str, bytes], name: str, expected: list[str]) -> tuple[bytes | None, str | None]:
@@ -288,28 +276,27 @@ class KernelPool:
 
 async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name: str, raw: bytes | None,
                          files: dict[str, bytes], shard_url: str, timestamp: datetime | None,
-                         settings: ExecSettings, pool: KernelPool) -> dict:
+                         settings: ExecSettings, pool: KernelPool) -> NotebookResult:
     a = info.name
-    res = {"notebook": name, "status": "ok", "details": [], "flags": [], "notes": [],
-           "cells": _zero_cells(info, name), "seconds": 0.0}
+    res = NotebookResult(name, questions=_zero_cells(info, name))
     out_dir = ws.autograded(student, a)
     out_nb = out_dir / f"{name}.ipynb"
     out_nb.unlink(missing_ok=True)
     if raw is None:
-        res["status"] = "missing"
-        res["details"].append(f"{name}.ipynb não foi entregue")
+        res.status = Status.MISSING
+        res.details.append(f"{name}.ipynb não foi entregue")
         return res
     nb, err = load_notebook(raw)
     if nb is None:
-        res["status"] = "invalid-notebook"
-        res["details"].append(f"{name}.ipynb: {err}")
+        res.status = Status.INVALID
+        res.details.append(f"{name}.ipynb: {err}")
         return res
 
     nb, issues = integrity.restore_locked_cells(nb, info.release[name])
     for it in issues:
-        (res["details"] if it.kind == "tampered" else res["notes"]).append(it.message)
+        (res.details if it.kind == "tampered" else res.notes).append(it.message)
     tampered = any(it.kind == "tampered" for it in issues)
-    res["flags"] += integrity.static_flags(nb)
+    res.flags += integrity.static_flags(nb)
 
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import (CheckCellMetadata, ClearOutput, DeduplicateIds,
@@ -333,9 +320,9 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name
                                          used_builtins=used_builtins)
     finally:
         shutil.rmtree(kernel.run_dir, ignore_errors=True)
-    res["seconds"] = round(outcome.seconds, 3)
-    res["details"] += outcome.details
-    res["flags"] += outcome.flags
+    res.seconds = round(outcome.seconds, 3)
+    res.details += outcome.details
+    res.flags += outcome.flags
 
     nb, resources = _run_nbgrader([LimitOutput, SaveAutoGrades], nb, resources, config)
     cells = []
@@ -347,16 +334,16 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name
             parts = parts_by_id.get(c["grade_id"]) or []
             vis = [p["passed"] for p in parts if p["hidden"] is False]
             hid = [p["passed"] for p in parts if p["hidden"] is True]
-            cells.append({**c, "score": g.auto_score, "needs_manual": bool(g.needs_manual_grade),
-                          "visible_passed": all(vis) if vis else None,
-                          "hidden_passed": all(hid) if hid else None})
-    res["cells"] = cells
-    statuses = [outcome.status]
+            cells.append(QuestionResult(**c, score=g.auto_score, needs_manual=bool(g.needs_manual_grade),
+                                        visible_passed=all(vis) if vis else None,
+                                        hidden_passed=all(hid) if hid else None))
+    res.questions = cells
+    statuses = [Status(outcome.status)]
     if tampered:
-        statuses.append("tampered")
-    if res["flags"]:
-        statuses.append("flagged")
-    res["status"] = worst(statuses)
+        statuses.append(Status.TAMPERED)
+    if res.flags:
+        statuses.append(Status.FLAGGED)
+    res.status = worst(statuses)
     out_dir.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out_nb)
     return res
@@ -367,15 +354,14 @@ def tasks_of(info: AssignmentInfo, job: dict) -> list[tuple]:
 
 
 async def grade_job(ws: Workspace, info: AssignmentInfo, job: dict, shard_url: str,
-                    settings: ExecSettings, pool: KernelPool, upcoming=None) -> dict:
+                    settings: ExecSettings, pool: KernelPool, upcoming=None) -> JobResult:
     """job: {student, assignment, key, timestamp}. Lê os arquivos de submitted/.
 
     upcoming(): a próxima tarefa (chave, info, notebook, arquivos) a pré-aquecer, ou None."""
     student, a = job["student"], info.name
     files = load_files(ws, student, a)
     ts = datetime.fromisoformat(job["timestamp"]) if job.get("timestamp") else None
-    result = {"student": student, "assignment": a, "key": job["key"], "version": VERSION,
-              "timestamp": job.get("timestamp"), "notebooks": []}
+    result = JobResult(student, a, job["key"], job.get("timestamp"))
     for i, name in enumerate(info.notebooks):
         raw, note = pick_notebook(files, name, info.notebooks)
         nxt = ((student, a, info.notebooks[i + 1]), info, info.notebooks[i + 1], files) \
@@ -387,16 +373,6 @@ async def grade_job(ws: Workspace, info: AssignmentInfo, job: dict, shard_url: s
         finally:
             await pool.discard((student, a, name))     # não precisou de kernel (ausente, inválido)
         if note:
-            (r["notes"] if raw is not None else r["details"]).append(note)
-        result["notebooks"].append(r)
-    nbs = result["notebooks"]
-    result["status"] = worst(r["status"] for r in nbs) if nbs else "missing"
-    if nbs and all(r["status"] == "missing" for r in nbs):
-        result["status"] = "missing"
-    result["details"] = [d for r in nbs for d in r["details"]]
-    result["flags"] = [f for r in nbs for f in r["flags"]]
-    result["notes"] = [n for r in nbs for n in r["notes"]]
-    result["auto_score"] = sum((c["score"] or 0.0) for r in nbs for c in r["cells"])
-    result["max_score"] = sum(c["max_score"] for r in nbs for c in r["cells"])
-    result["seconds"] = round(sum(r["seconds"] for r in nbs), 3)
-    return copy.deepcopy(result)
+            (r.notes if raw is not None else r.details).append(note)
+        result.notebooks.append(r)
+    return result.finish()

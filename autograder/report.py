@@ -1,14 +1,19 @@
 """Planilhas e relatório da turma, a partir dos resultados e do gradebook.
 
-- `grades.csv`: uma linha por aluno e tarefa: nota (automática + manual do
-  gradebook), nota máxima, situação (ok, missing, timeout, crashed, tampered,
-  invalid-notebook, flagged), atraso (com o fuso dos prazos), pontos ainda à
-  espera de correção manual e os detalhes em português.
-- `questions.csv`: uma linha por aluno, tarefa e questão (célula de nota), com
-  o resultado dos testes visíveis e ocultos.
+Só lê: os resultados (`JobResult`, `.autograder/resultados/`), as notas manuais e
+os comentários do formgrader (gradebook.py) e os prazos do workspace
+(deadlines.py). Nunca importa a correção (runner, job, executor).
+
+- `grades.csv`: uma linha por aluno e tarefa: nota final (automática, ou a
+  manual do formgrader onde houver, menos a multa por atraso), nota máxima,
+  situação, atraso, multa, pontos ainda à espera de correção manual, os
+  comentários do professor e os detalhes em português.
+- `questions.csv`: uma linha por aluno, tarefa e questão (com o título da tarefa
+  no notebook), com o resultado dos testes visíveis e ocultos e o comentário.
 - `relatorio/index.html`: tabela por tarefa e situação, histograma das notas
-  por tarefa, taxa de acerto por questão (matplotlib, rótulos em português) e a
-  lista das linhas que pedem atenção.
+  por tarefa, taxa de acerto por questão e a lista do que pede atenção (atraso,
+  situação a revisar, detalhes como erro de sintaxe, resposta à espera de
+  correção manual).
 
 Tudo é ordenado (aluno, tarefa), e nada depende da hora em que se corrigiu:
 rodar de novo dá arquivos idênticos.
@@ -16,109 +21,168 @@ rodar de novo dá arquivos idênticos.
 
 from __future__ import annotations
 
-import csv
 import html
 import io
-import json
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from .course import Workspace
-from .submissions import Deadlines
+from .deadlines import Deadlines, Lateness
+from .exports import CsvFormat, write_csv
+from .gradebook import Mark, read_marks
+from .results import JobResult, QuestionResult, Status
+from .store import read_result
 
-GRADES_COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "late", "late_minutes",
-                  "submitted_at", "needs_manual_grade", "details"]
-QUESTIONS_COLUMNS = ["student_id", "assignment", "notebook", "grade_id", "kind", "score", "max_score",
-                     "needs_manual_grade", "visible_tests", "hidden_tests"]
-STATUS_PT = {
-    "ok": "ok", "missing": "não entregue", "timeout": "tempo esgotado", "crashed": "falha na execução",
-    "tampered": "testes alterados", "invalid-notebook": "notebook inválido",
-    "flagged": "suspeita de trapaça",
-}
+GRADES_COLUMNS = ["student_id", "assignment", "score", "max_score", "auto_score", "penalty", "status",
+                  "late", "late_minutes", "submitted_at", "needs_manual_grade", "comments", "details"]
+QUESTIONS_COLUMNS = ["student_id", "assignment", "notebook", "grade_id", "title", "kind", "score",
+                     "max_score", "manual", "needs_manual_grade", "visible_tests", "hidden_tests", "comment"]
 
 
-def num(x) -> str:
+def num(x, decimal: str = ".") -> str:
     if x is None:
         return ""
     x = round(float(x), 4)
-    return str(int(x)) if x == int(x) else f"{x:g}"
+    return (str(int(x)) if x == int(x) else f"{x:g}").replace(".", decimal)
 
 
-def load_results(ws: Workspace) -> list[dict]:
+def load_results(ws: Workspace, assignments=None) -> list[JobResult]:
+    """Os resultados gravados (de `assignments`, se dado), ordenados por (aluno, tarefa).
+    Um arquivo de outra versão do contrato é ignorado: a entrega ainda não foi corrigida."""
     base = ws.state / "resultados"
     out = []
     if base.is_dir():
         for p in sorted(base.glob("*/*.json")):
-            try:
-                out.append(json.loads(p.read_text(encoding="utf-8")))
-            except (OSError, json.JSONDecodeError):
+            if assignments is not None and p.parent.name not in assignments:
                 continue
-    out.sort(key=lambda r: (r["student"], r["assignment"]))
+            r = read_result(p)
+            if r is not None:
+                out.append(r)
+    out.sort(key=lambda r: (r.student, r.assignment))
     return out
+
+
+@dataclass
+class QuestionRow:
+    notebook: str
+    q: QuestionResult
+    score: float | None          # a manual, se houver; senão a automática; None = aguardando
+    manual: bool = False
+    comment: str = ""
+
+
+@dataclass
+class Row:
+    """Uma entrega (aluno, tarefa) com tudo o que o professor deu depois da correção."""
+
+    result: JobResult
+    auto_score: float            # automática + manual (antes da multa)
+    score: float                 # nota final (depois da multa, nunca abaixo de zero)
+    pending: float               # pontos à espera de correção manual
+    lateness: Lateness
+    submitted_at: datetime | None
+    questions: list[QuestionRow] = field(default_factory=list)
+
+    @property
+    def student(self) -> str:
+        return self.result.student
+
+    @property
+    def assignment(self) -> str:
+        return self.result.assignment
+
+    @property
+    def max_score(self) -> float:
+        return self.result.max_score
+
+    @property
+    def status(self) -> Status:
+        return self.result.status
+
+    @property
+    def comments(self) -> list[tuple[str, str]]:
+        """(título da tarefa, comentário) de cada questão comentada no formgrader."""
+        return [(q.q.title or q.q.grade_id, q.comment) for q in self.questions if q.comment]
+
+    @property
+    def details(self) -> list[str]:
+        r = self.result
+        return list(r.details) + list(r.flags) + list(r.notes)
+
+    def attention(self) -> list[str]:
+        """Por que esta linha pede atenção (vazia: não pede). Não entregue não é motivo."""
+        why = []
+        if self.status not in (Status.OK, Status.MISSING):
+            why.append(self.status.pt)
+        elif self.status is Status.OK and self.result.details:
+            why.append("detalhes da correção")            # p.ex. erro de sintaxe num notebook ok
+        if self.lateness.late:
+            why.append(f"atraso de {self.lateness.minutes} min")
+        if self.pending:
+            why.append(f"{num(self.pending, ',')} ponto(s) aguardando correção manual")
+        return why
+
+
+def collect(ws: Workspace, deadlines: Deadlines, assignments=None) -> list[Row]:
+    """As linhas da turma: resultados + notas manuais e comentários + atraso e multa."""
+    results = load_results(ws, assignments)
+    marks: dict = read_marks(ws, {r.assignment for r in results}) if results else {}
+    rows = []
+    for r in results:
+        qrows, total, pending = [], 0.0, 0.0
+        for nbr in r.notebooks:
+            for q in nbr.questions:
+                m: Mark = marks.get((r.student, r.assignment, nbr.notebook, q.grade_id), Mark())
+                sc = m.manual_score if m.manual_score is not None else q.score
+                if sc is None:
+                    pending += q.max_score
+                total += sc or 0.0
+                qrows.append(QuestionRow(nbr.notebook, q, sc, m.manual_score is not None, m.comment))
+        ts = datetime.fromisoformat(r.timestamp) if r.timestamp else None
+        late = deadlines.lateness(r.assignment, ts, r.max_score) if r.status is not Status.MISSING \
+            else Lateness(None)
+        rows.append(Row(r, total, max(0.0, total - late.penalty), pending, late,
+                        ts.astimezone(deadlines.tz) if ts else None, qrows))
+    return rows
 
 
 def _passfail(v) -> str:
     return "" if v is None else ("passed" if v else "failed")
 
 
-def collect_rows(ws: Workspace, deadlines: Deadlines):
-    """(linhas de grades.csv, linhas de questions.csv) com as notas do gradebook."""
-    import warnings
-
-    from nbgrader.api import Gradebook
-
-    from .runner import grade_rows
-    warnings.filterwarnings("ignore", module="nbgrader")
-    results = load_results(ws)
-    grades, questions = [], []
-    with Gradebook(ws.db_url) as gb:
-        manual = {k: g.manual_score for k, g in grade_rows(gb).items()}
-        for r in results:
-            s, a = r["student"], r["assignment"]
-            score, pending = 0.0, 0.0
-            for nbr in r["notebooks"]:
-                for c in nbr["cells"]:
-                    m = manual.get((s, a, nbr["notebook"], c["grade_id"]))
-                    cell_score = m if m is not None else c["score"]
-                    if cell_score is None:
-                        pending += c["max_score"]
-                    score += cell_score or 0.0
-                    questions.append({
-                        "student_id": s, "assignment": a, "notebook": nbr["notebook"],
-                        "grade_id": c["grade_id"], "kind": c["kind"], "score": num(cell_score),
-                        "max_score": num(c["max_score"]),
-                        "needs_manual_grade": "true" if cell_score is None else "false",
-                        "visible_tests": _passfail(c.get("visible_passed")),
-                        "hidden_tests": _passfail(c.get("hidden_passed"))})
-            ts = datetime.fromisoformat(r["timestamp"]) if r.get("timestamp") else None
-            late_min = deadlines.late_minutes(a, ts) if r["status"] != "missing" else None
-            details = list(r.get("details", [])) + list(r.get("flags", [])) + list(r.get("notes", []))
-            grades.append({
-                "student_id": s, "assignment": a, "score": num(score), "max_score": num(r["max_score"]),
-                "status": r["status"],
-                "late": "" if late_min is None else ("true" if late_min > 0 else "false"),
-                "late_minutes": "" if late_min is None else str(late_min),
-                "submitted_at": ts.astimezone(deadlines.tz).isoformat() if ts else "",
-                "needs_manual_grade": num(pending),
-                "details": " | ".join(details)})
-    return grades, questions
+def grade_record(row: Row, fmt: CsvFormat) -> dict:
+    n = lambda x: num(x, fmt.decimal)  # noqa: E731
+    lt = row.lateness
+    return {"student_id": row.student, "assignment": row.assignment, "score": n(row.score),
+            "max_score": n(row.max_score), "auto_score": n(row.auto_score), "penalty": n(lt.penalty),
+            "status": str(row.status),
+            "late": "" if lt.minutes is None else ("true" if lt.late else "false"),
+            "late_minutes": "" if lt.minutes is None else str(lt.minutes),
+            "submitted_at": row.submitted_at.isoformat() if row.submitted_at else "",
+            "needs_manual_grade": n(row.pending),
+            "comments": " | ".join(f"{t}: {c}" for t, c in row.comments),
+            "details": " | ".join(row.details)}
 
 
-def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(buf.getvalue(), encoding="utf-8")
-    tmp.replace(path)
+def question_records(row: Row, fmt: CsvFormat) -> list[dict]:
+    n = lambda x: num(x, fmt.decimal)  # noqa: E731
+    return [{"student_id": row.student, "assignment": row.assignment, "notebook": q.notebook,
+             "grade_id": q.q.grade_id, "title": q.q.title, "kind": q.q.kind, "score": n(q.score),
+             "max_score": n(q.q.max_score), "manual": "true" if q.manual else "false",
+             "needs_manual_grade": "true" if q.score is None else "false",
+             "visible_tests": _passfail(q.q.visible_passed), "hidden_tests": _passfail(q.q.hidden_passed),
+             "comment": q.comment} for q in row.questions]
 
 
-def write_csvs(ws: Workspace, deadlines: Deadlines) -> tuple[list[dict], list[dict]]:
-    grades, questions = collect_rows(ws, deadlines)
-    _write_csv(ws.root / "grades.csv", GRADES_COLUMNS, grades)
-    _write_csv(ws.root / "questions.csv", QUESTIONS_COLUMNS, questions)
-    return grades, questions
+def write_csvs(ws: Workspace, deadlines: Deadlines, fmt: CsvFormat | None = None,
+               assignments=None) -> list[Row]:
+    fmt = fmt or CsvFormat()
+    rows = collect(ws, deadlines, assignments)
+    write_csv(ws.root / "grades.csv", GRADES_COLUMNS, [grade_record(r, fmt) for r in rows], fmt)
+    write_csv(ws.root / "questions.csv", QUESTIONS_COLUMNS,
+              [q for r in rows for q in question_records(r, fmt)], fmt)
+    return rows
 
 
 # ----------------------------------------------------------------------------- relatório HTML
@@ -135,7 +199,7 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
-def _histograms(grades_by_a: dict[str, list[dict]]):
+def _histograms(grades_by_a: dict[str, list["Row"]]):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -146,8 +210,8 @@ def _histograms(grades_by_a: dict[str, list[dict]]):
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False,
                              layout="constrained")
     for ax, (a, rows_a) in zip(axes.flat, grades_by_a.items()):
-        scores = [float(r["score"]) for r in rows_a]
-        top = max(float(r["max_score"]) for r in rows_a) or 1.0
+        scores = [r.score for r in rows_a]
+        top = max(r.max_score for r in rows_a) or 1.0
         bins = [i * top / 10 for i in range(11)]
         ax.hist(scores, bins=bins, color="#3b6ea5", edgecolor="white")
         ax.set_title(a, fontsize=10)
@@ -163,21 +227,21 @@ def _histograms(grades_by_a: dict[str, list[dict]]):
     return out
 
 
-def _pass_rates(questions_by_a: dict[str, list[dict]]):
+def _pass_rates(questions_by_a: dict[str, list["QuestionRow"]]):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     n = len(questions_by_a)
-    height = 0.6 + sum(0.9 + 0.4 * len({q["grade_id"] for q in qs}) for qs in questions_by_a.values())
-    sizes = [len({q["grade_id"] for q in qs}) + 1.5 for qs in questions_by_a.values()]
+    height = 0.6 + sum(0.9 + 0.4 * len({q.q.title for q in qs}) for qs in questions_by_a.values())
+    sizes = [len({q.q.title for q in qs}) + 1.5 for qs in questions_by_a.values()]
     fig, axes = plt.subplots(n, 1, figsize=(7.5, height), squeeze=False, layout="constrained",
                              gridspec_kw={"height_ratios": sizes})
     for ax, (a, qs) in zip(axes.flat, questions_by_a.items()):
-        ids = list(dict.fromkeys(q["grade_id"] for q in qs))
+        ids = list(dict.fromkeys(q.q.title for q in qs))
         rate = []
-        for gid in ids:
-            rows = [q for q in qs if q["grade_id"] == gid]
-            full = sum(1 for q in rows if q["score"] != "" and float(q["score"]) >= float(q["max_score"]))
+        for title in ids:
+            rows = [q for q in qs if q.q.title == title]
+            full = sum(1 for q in rows if q.score is not None and q.score >= q.q.max_score)
             rate.append(100.0 * full / len(rows))
         ax.barh(ids[::-1], rate[::-1], color="#4c956c")
         ax.set_xlim(0, 100)
@@ -191,19 +255,21 @@ def _pass_rates(questions_by_a: dict[str, list[dict]]):
     return out
 
 
-def write_report(ws: Workspace, deadlines: Deadlines) -> Path:
-    """relatorio/index.html: resumo, gráficos e as linhas que pedem atenção."""
+def write_report(ws: Workspace, deadlines: Deadlines, fmt: CsvFormat | None = None,
+                 assignments=None) -> Path:
+    """grades.csv, questions.csv e relatorio/index.html: resumo, gráficos e o que pede atenção."""
     import statistics
 
-    grades, questions = write_csvs(ws, deadlines)
-    by_a: dict[str, list[dict]] = {}
-    for g in grades:
-        by_a.setdefault(g["assignment"], []).append(g)
-    q_by_a: dict[str, list[dict]] = {}
-    for q in questions:
-        if q["kind"] == "test":
-            q_by_a.setdefault(q["assignment"], []).append(q)
-    statuses = [s for s in ["ok", "missing", "timeout", "crashed", "tampered", "invalid-notebook", "flagged"]]
+    rows = write_csvs(ws, deadlines, fmt, assignments)
+    by_a: dict[str, list[Row]] = {}
+    for g in rows:
+        by_a.setdefault(g.assignment, []).append(g)
+    q_by_a: dict[str, list[QuestionRow]] = {}
+    for g in rows:
+        for q in g.questions:
+            if q.q.kind == "test":
+                q_by_a.setdefault(g.assignment, []).append(q)
+    statuses = list(Status)
     e = html.escape
     parts = ['<!DOCTYPE html><html lang="pt-BR"><head><meta charset="utf-8">',
              "<title>Relatório da correção</title><style>",
@@ -211,19 +277,21 @@ def write_report(ws: Workspace, deadlines: Deadlines) -> Path:
              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.25em .6em}"
              "th{background:#eef2f6}td.n{text-align:right}img{max-width:100%}",
              "</style></head><body><h1>Relatório da correção</h1>"]
-    parts.append(f"<p>{len({g['student_id'] for g in grades})} aluno(s), {len(by_a)} tarefa(s), "
-                 f"{len(grades)} linha(s) em <code>grades.csv</code>. Prazos no fuso {e(str(deadlines.tz))}.</p>")
-    parts.append("<h2>Resumo por tarefa</h2><table><tr><th>tarefa</th><th>alunos</th><th>média</th>"
-                 "<th>mediana</th><th>máximo</th><th>atrasados</th>"
-                 + "".join(f"<th>{e(STATUS_PT[s])}</th>" for s in statuses) + "</tr>")
-    for a, rows in by_a.items():
-        sc = [float(r["score"]) for r in rows]
-        top = float(rows[0]["max_score"])
-        late = sum(1 for r in rows if r["late"] == "true")
-        parts.append(f"<tr><td>{e(a)}</td><td class=n>{len(rows)}</td><td class=n>{_pt(statistics.mean(sc))}</td>"
-                     f"<td class=n>{_pt(statistics.median(sc))}</td><td class=n>{_pt(top, 0)}</td>"
-                     f"<td class=n>{late}</td>"
-                     + "".join(f"<td class=n>{sum(1 for r in rows if r['status'] == s)}</td>" for s in statuses)
+    parts.append(f"<p>{len({g.student for g in rows})} aluno(s), {len(by_a)} tarefa(s), "
+                 f"{len(rows)} linha(s) em <code>grades.csv</code>. Prazos no fuso {e(str(deadlines.tz))}; "
+                 f"{e(deadlines.describe_policy())}.</p>")
+    parts.append("<h2>Resumo por tarefa</h2><table><tr><th>tarefa</th><th>prazo</th><th>alunos</th><th>média</th>"
+                 "<th>mediana</th><th>máximo</th><th>atrasados</th><th>aguardando correção manual</th>"
+                 + "".join(f"<th>{e(s.pt)}</th>" for s in statuses) + "</tr>")
+    for a, rows_a in by_a.items():
+        sc = [r.score for r in rows_a]
+        due = deadlines.due.get(a)
+        parts.append(f"<tr><td>{e(a)}</td><td>{e(due.astimezone(deadlines.tz).strftime('%d/%m/%Y %H:%M')) if due else '—'}</td>"
+                     f"<td class=n>{len(rows_a)}</td><td class=n>{_pt(statistics.mean(sc))}</td>"
+                     f"<td class=n>{_pt(statistics.median(sc))}</td><td class=n>{_pt(rows_a[0].max_score, 0)}</td>"
+                     f"<td class=n>{sum(1 for r in rows_a if r.lateness.late)}</td>"
+                     f"<td class=n>{sum(1 for r in rows_a if r.pending)}</td>"
+                     + "".join(f"<td class=n>{sum(1 for r in rows_a if r.status is s)}</td>" for s in statuses)
                      + "</tr>")
     parts.append("</table>")
     if by_a:
@@ -232,17 +300,16 @@ def write_report(ws: Workspace, deadlines: Deadlines) -> Path:
     if q_by_a:
         parts.append(f'<h2>Questões</h2><img alt="Porcentagem de alunos com nota cheia em cada questão" '
                      f'src="data:image/png;base64,{_pass_rates(q_by_a)}">')
-    attention = [g for g in grades if g["status"] != "ok" or g["late"] == "true"]
+    attention = [(g, g.attention()) for g in rows]
+    attention = [(g, why) for g, why in attention if why]
     parts.append(f"<h2>Pedem atenção ({len(attention)})</h2>")
     if attention:
-        parts.append("<table><tr><th>aluno</th><th>tarefa</th><th>nota</th><th>situação</th>"
-                     "<th>atraso</th><th>detalhes</th></tr>")
-        for g in attention:
-            late = f"{g['late_minutes']} min" if g["late"] == "true" else ""
-            parts.append(f"<tr><td>{e(g['student_id'])}</td><td>{e(g['assignment'])}</td>"
-                         f"<td class=n>{e(g['score'].replace('.', ','))} / {e(g['max_score'])}</td>"
-                         f"<td>{e(STATUS_PT.get(g['status'], g['status']))}</td><td>{late}</td>"
-                         f"<td>{e(g['details'])}</td></tr>")
+        parts.append("<table><tr><th>aluno</th><th>tarefa</th><th>nota</th><th>por quê</th>"
+                     "<th>detalhes</th></tr>")
+        for g, why in attention:
+            parts.append(f"<tr><td>{e(g.student)}</td><td>{e(g.assignment)}</td>"
+                         f"<td class=n>{e(num(g.score, ','))} / {e(num(g.max_score, ','))}</td>"
+                         f"<td>{e('; '.join(why))}</td><td>{e(' | '.join(g.details))}</td></tr>")
         parts.append("</table>")
     else:
         parts.append("<p>Nenhuma.</p>")

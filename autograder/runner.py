@@ -32,11 +32,13 @@ from pathlib import Path
 from . import sandbox
 from .course import REPO, Workspace
 from .executor import ExecSettings
-from .job import VERSION
+from .deadlines import update_deadlines
+from .gradebook import merge_results
 from .pipes import LineReader
 from .progress import Progress
-from .submissions import collect, load_deadlines
-from .worker import write_result
+from .results import VERSION, JobResult, NotebookResult, QuestionResult, Status
+from .submissions import collect
+from .store import read_result, write_result
 
 
 class GradeError(Exception):
@@ -46,7 +48,7 @@ class GradeError(Exception):
 @dataclass
 class GradeOptions:
     submissions: Path
-    assignment: str | None = None
+    assignments: list[str] = field(default_factory=list)   # vazio: as com prazo, ou as entregues
     jobs: int = 1
     settings: ExecSettings = field(default_factory=ExecSettings)
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
@@ -177,17 +179,32 @@ class _Worker:
         self.kill()
 
 
-def _watchdog_result(job: dict, info_cells: dict, limit: float) -> dict:
-    nbs = [{"notebook": n, "status": "timeout", "details": [], "flags": [], "notes": [],
-            "cells": [{**c, "score": 0.0, "needs_manual": False, "visible_passed": None,
-                       "hidden_passed": None} for c in cells], "seconds": limit}
-           for n, cells in info_cells.items()]
+def _watchdog_result(job: dict, info_cells: dict, limit: float) -> JobResult:
+    """Entrega cujo processo travou: `timeout`, nota zero, com o motivo no primeiro notebook."""
     msg = f"a correção passou de {limit:.0f} s e o processo foi encerrado pelo corretor"
-    return {"student": job["student"], "assignment": job["assignment"], "key": job["key"],
-            "version": VERSION, "timestamp": job.get("timestamp"), "notebooks": nbs,
-            "status": "timeout", "details": [msg], "flags": [], "notes": [],
-            "auto_score": 0.0, "max_score": sum(c["max_score"] for cells in info_cells.values() for c in cells),
-            "seconds": limit}
+    nbs = [NotebookResult(n, Status.TIMEOUT, details=[msg] if i == 0 else [],
+                          questions=[QuestionResult.zero(c) for c in cells], seconds=limit)
+           for i, (n, cells) in enumerate(info_cells.items())]
+    return JobResult(job["student"], job["assignment"], job["key"], job.get("timestamp"), nbs).finish()
+
+
+def notebook_names(ws: Workspace, assignment: str) -> list[str]:
+    """Os notebooks de uma tarefa, lidos da fonte (sem gerar a versão do aluno)."""
+    return sorted(p.stem for p in (ws.solutions / assignment).glob("*.ipynb"))
+
+
+def assigned_set(given: list[str], due: dict, available: list[str]) -> list[str] | None:
+    """As tarefas dadas: as de --assignment; sem elas, as que têm prazo no workspace;
+    None se não há nenhuma das duas (decide-se pelas entregas)."""
+    if given:
+        return sorted(set(given))
+    if due:
+        unknown = sorted(a for a in due if a not in available)
+        if unknown:
+            raise GradeError(f"prazo para tarefa(s) que não existem: {', '.join(unknown)} "
+                             f"(corrija com `python -m autograder deadlines --workspace ... --remover TAREFA`)")
+        return sorted(due)
+    return None
 
 
 def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
@@ -197,9 +214,9 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
     available = ws.available_assignments()
     if not available:
         raise GradeError(f"nenhuma tarefa em {ws.solutions} (esperava <tarefa>/<tarefa>.ipynb)")
-    if opts.assignment and opts.assignment not in available:
-        raise GradeError(f"tarefa '{opts.assignment}' não existe; as tarefas são: {', '.join(available)}")
-    assignments = [opts.assignment] if opts.assignment else available
+    unknown = [a for a in opts.assignments if a not in available]
+    if unknown:
+        raise GradeError(f"tarefa(s) que não existem: {', '.join(unknown)}; as tarefas são: {', '.join(available)}")
     if not Path(opts.submissions).exists():
         raise GradeError(f"entregas não encontradas: {opts.submissions}")
 
@@ -216,25 +233,37 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
             "direitos, pode ler solutions/ e o gradebook e acessar a rede. Só os limites de "
             "tempo e memória valem.")
     try:
-        deadlines = load_deadlines(ws.root if ws.root.exists() else Path("/nonexistent"),
-                                   opts.deadlines, opts.tz)
+        deadlines = update_deadlines(ws.root, opts.deadlines, opts.tz)
     except ValueError as e:
         raise GradeError(str(e)) from None
+    assignments = assigned_set(opts.assignments, deadlines.due, available)
+
+    try:
+        only = assignments[0] if assignments and len(assignments) == 1 else None
+        subs, warns = collect(Path(opts.submissions), {a: notebook_names(ws, a) for a in available},
+                              deadlines.tz, only=only, pattern=opts.pattern)
+    except (ValueError, OSError) as e:
+        raise GradeError(str(e)) from None
+    if assignments is None:      # nem --assignment nem prazo: as tarefas que alguém entregou
+        assignments = sorted({s.assignment for s in subs if s.files})
+        if assignments:
+            say(f"sem --assignment nem prazos no workspace: corrigindo as tarefas entregues "
+                f"({', '.join(assignments)})")
+    subs = [s for s in subs if s.assignment in assignments]
+    summary.warnings += warns
+    for w in warns:
+        say(f"aviso: {w}")
+    if not any(s.files for s in subs):
+        raise GradeError(f"nenhuma entrega encontrada em {opts.submissions} para "
+                         f"{', '.join(assignments) or 'nenhuma tarefa'}")
+    from .exports import record_identities
+    record_identities(ws, subs)
 
     say(f"preparando {len(assignments)} tarefa(s) no workspace {ws.root} ...")
     infos = ws.prepare(assignments)
     prebuild_matplotlib_cache(ws)
     cfg = sandbox.SandboxConfig(enabled=opts.use_sandbox, limits=opts.limits, python=sys.executable)
     sandbox.write_kernel_spec(cfg, ws.kernels_dir)
-
-    try:
-        subs, warns = collect(Path(opts.submissions), {a: infos[a].notebooks for a in assignments},
-                              deadlines.tz, only=opts.assignment, pattern=opts.pattern)
-    except (ValueError, OSError) as e:
-        raise GradeError(str(e)) from None
-    summary.warnings += warns
-    for w in warns:
-        say(f"aviso: {w}")
     by_key = {(s.student, s.assignment): s for s in subs}
     students = sorted({s.student for s in subs})
     if not students:
@@ -254,14 +283,8 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
             job = {"student": s, "assignment": a, "timestamp": ts,
                    "key": job_key(files, ts, infos[a].source_hash, fingerprint)}
             jobs.append(job)
-            rp = ws.result_path(s, a)
-            done = False
-            if rp.exists() and not opts.redo:
-                try:
-                    done = json.loads(rp.read_text(encoding="utf-8")).get("key") == job["key"]
-                except (OSError, json.JSONDecodeError):
-                    done = False
-            if not done:
+            old = None if opts.redo else read_result(ws.result_path(s, a))
+            if old is None or old.key != job["key"]:
                 todo.append(job)
     summary.students, summary.jobs = len(students), len(jobs)
     summary.skipped = len(jobs) - len(todo)
@@ -271,7 +294,8 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
 
     if todo:
         _run_workers(ws, opts, infos, todo, students, summary, cfg)
-    merge_into_gradebook(ws, [(j["student"], j["assignment"]) for j in jobs])
+    merge_results(ws, [r for j in jobs
+                       if (r := read_result(ws.result_path(j["student"], j["assignment"]))) is not None])
     summary.seconds = time.monotonic() - t0
     return summary
 
@@ -357,7 +381,7 @@ def _run_workers(ws, opts, infos, todo, students, summary, cfg):
                                  _watchdog_result(job, info.cells, limit))
                     restart(inflight[1:])
                     done_q.put({"ok": True, "student": job["student"], "assignment": job["assignment"],
-                                "status": "timeout"})
+                                "status": str(Status.TIMEOUT)})
                     refill()
                     continue
                 inflight.pop(0)
@@ -409,65 +433,3 @@ def _run_workers(ws, opts, infos, todo, students, summary, cfg):
     bar.close()
     for t in threads:
         t.join()
-
-
-def grade_rows(gb, assignments=None):
-    """Todas as notas do gradebook numa consulta: (aluno, tarefa, notebook, célula) -> Grade."""
-    from nbgrader.api import (Assignment, BaseCell, Grade, Notebook, Student, SubmittedAssignment,
-                              SubmittedNotebook)
-    q = (gb.db.query(Grade, BaseCell.name, Notebook.name, Assignment.name, Student.id)
-         .join(BaseCell, Grade.cell_id == BaseCell.id)
-         .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
-         .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
-         .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
-         .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
-         .join(Student, SubmittedAssignment.student_id == Student.id))
-    if assignments is not None:
-        q = q.filter(Assignment.name.in_(list(assignments)))
-    return {(st, a, nb, cell): g for g, cell, nb, a, st in q.all()}
-
-
-def merge_into_gradebook(ws: Workspace, pairs: list[tuple[str, str]]) -> None:
-    """Leva as notas automáticas dos resultados para o gradebook.db (um só escritor).
-
-    Notas manuais (dadas no formgrader) ficam; a célula continua marcada para
-    revisão, como faz o SaveAutoGrades do nbgrader. Consultas em lote: a API
-    célula a célula do nbgrader levava segundos por dezena de alunos."""
-    import warnings
-    from datetime import datetime, timezone
-
-    from nbgrader.api import Gradebook, Student, SubmittedAssignment
-    warnings.filterwarnings("ignore", module="nbgrader")
-    results = {}
-    for s, a in sorted(pairs):
-        rp = ws.result_path(s, a)
-        if rp.exists():
-            results[(s, a)] = json.loads(rp.read_text(encoding="utf-8"))
-    if not results:
-        return
-    with Gradebook(ws.db_url) as gb:
-        students = {sid for (sid,) in gb.db.query(Student.id).all()}
-        subs = {(x.student_id, x.assignment.name): x for x in gb.db.query(SubmittedAssignment).all()}
-        for (s, a), r in results.items():
-            if s not in students:
-                gb.add_student(s)
-                students.add(s)
-            ts = None
-            if r.get("timestamp"):
-                ts = datetime.fromisoformat(r["timestamp"]).astimezone(timezone.utc).replace(tzinfo=None)
-            sub = subs.get((s, a))
-            if sub is None:
-                gb.add_submission(a, s, timestamp=ts)
-            elif sub.timestamp != ts:
-                sub.timestamp = ts
-        gb.db.commit()
-        grades = grade_rows(gb, {a for _, a in results})
-        for (s, a), r in results.items():
-            for nbr in r["notebooks"]:
-                for c in nbr["cells"]:
-                    g = grades.get((s, a, nbr["notebook"], c["grade_id"]))
-                    if g is None:
-                        continue
-                    g.auto_score = c["score"]
-                    g.needs_manual_grade = g.manual_score is not None or c["score"] is None
-        gb.db.commit()

@@ -20,7 +20,6 @@ vem no zip: o caminho de destino é montado com identificadores saneados.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 import zipfile
@@ -243,51 +242,4 @@ def collect(path: Path, assignments: dict[str, list[str]], tz: ZoneInfo,
     return c.result(), c.warnings
 
 
-# ----------------------------------------------------------------------------- prazos
-
-@dataclass
-class Deadlines:
-    tz: ZoneInfo
-    due: dict[str, datetime]
-
-    def late_minutes(self, assignment: str, ts: datetime | None) -> int | None:
-        """Minutos de atraso (0 = no prazo); None se não há prazo ou horário."""
-        d = self.due.get(assignment)
-        if d is None or ts is None:
-            return None
-        delta = (ts - d).total_seconds()
-        return 0 if delta <= 0 else int(-(-delta // 60))
-
-
-def load_deadlines(workspace: Path, cli: list[str] | None = None, tz_name: str | None = None) -> Deadlines:
-    """prazos.toml / prazos.json do workspace, depois --prazo TAREFA=DATA da linha de comando."""
-    raw: dict = {}
-    toml_f, json_f = workspace / "prazos.toml", workspace / "prazos.json"
-    if toml_f.exists():
-        import tomllib
-        try:
-            raw = tomllib.loads(toml_f.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as e:
-            raise ValueError(f"{toml_f}: TOML inválido: {e}") from None
-    elif json_f.exists():
-        try:
-            raw = json.loads(json_f.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{json_f}: JSON inválido: {e}") from None
-    name = tz_name or raw.get("fuso") or DEFAULT_TZ
-    try:
-        tz = ZoneInfo(name)
-    except Exception:  # noqa: BLE001
-        raise ValueError(f"fuso horário desconhecido: {name!r} (exemplo: America/Sao_Paulo)") from None
-    due: dict[str, datetime] = {}
-    for a, v in (raw.get("prazos") or {}).items():
-        if isinstance(v, datetime):
-            due[a] = v if v.tzinfo else v.replace(tzinfo=tz)
-        else:
-            due[a] = parse_time(str(v), tz)
-    for item in cli or []:
-        a, sep, v = item.partition("=")
-        if not sep:
-            raise ValueError(f"--prazo espera TAREFA=DATA, veio {item!r}")
-        due[a.strip()] = parse_time(v, tz)
-    return Deadlines(tz, due)
+# Prazos e política de atraso: deadlines.py (Deadlines, load_deadlines).

@@ -16,12 +16,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-
-def write_result(path: Path, result: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(result, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+from .store import write_result
 
 
 def main() -> None:
@@ -98,7 +93,7 @@ async def serve(args: dict, proto) -> None:
                                          pool, upcoming)
                 write_result(ws.result_path(job["student"], job["assignment"]), result)
                 reply = {"ok": True, "student": job["student"], "assignment": job["assignment"],
-                         "status": result["status"]}
+                         "status": str(result.status)}
             except KernelStartError as e:
                 reply = {"ok": False, "infra": True, "error": str(e),
                          **{k: job[k] for k in ("student", "assignment")}}

@@ -28,7 +28,8 @@ import pytest
 
 from autograder import integrity, sandbox
 from autograder.course import Workspace
-from autograder.submissions import collect, load_deadlines, parse_time
+from autograder.deadlines import load_deadlines
+from autograder.submissions import collect, parse_time
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location(

@@ -1,0 +1,30 @@
+"""Os resultados gravados: `.autograder/resultados/<tarefa>/<aluno>.json`, um `JobResult` cada.
+
+Escritos pelo processo de correção (worker.py) e pelo relógio do runner; lidos
+pela retomada (runner.py) e por quem só lê (report.py, feedback.py), sem
+importar a correção.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .results import JobResult
+
+
+def write_result(path: Path, result: JobResult) -> None:
+    """Grava `result.to_json()` de forma atômica (quem lê nunca vê meio arquivo)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(result.to_json(), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_result(path: Path) -> JobResult | None:
+    """O resultado gravado, ou None: ausente, ilegível ou de outra versão do contrato
+    (um resultado antigo conta como "ainda não corrigido" e a entrega é corrigida de novo)."""
+    try:
+        return JobResult.from_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
