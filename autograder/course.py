@@ -134,19 +134,30 @@ def _heading(markdown: str) -> str | None:
     return _POINTS.sub("", found[-1]).strip() if found else None
 
 
+def cell_titles(release_nb) -> dict[str, str]:
+    """grade_id -> título da tarefa a que a célula pertence (o último título markdown
+    antes dela, p.ex. "Tarefa 1 — softmax estável"; sem título, o próprio grade_id)."""
+    out, title = {}, ""
+    for c in release_nb.cells:
+        gid = integrity.nbgrader_meta(c).get("grade_id")
+        if gid:
+            out[gid] = title or gid
+        if c.cell_type == "markdown":
+            title = _heading(c.source) or title
+    return out
+
+
 def grade_cells_of(release_nb) -> list[dict]:
-    """As células de nota do notebook distribuído, com o título da tarefa a que pertencem
-    (o último título markdown antes da célula, p.ex. "Tarefa 1 — softmax estável")."""
-    out, title = [], ""
+    """As células de nota do notebook distribuído, com o título da tarefa de cada uma."""
+    titles = cell_titles(release_nb)
+    out = []
     for c in release_nb.cells:
         m = integrity.nbgrader_meta(c)
         if m.get("grade") or m.get("task"):
             out.append({"grade_id": m["grade_id"], "max_score": float(m.get("points", 0)),
                         "kind": "test" if (c.cell_type == "code" and not m.get("solution"))
                         else ("written" if c.cell_type == "markdown" else "code-answer"),
-                        "title": title or m["grade_id"]})
-        if c.cell_type == "markdown":
-            title = _heading(c.source) or title
+                        "title": titles[m["grade_id"]]})
     return out
 
 

@@ -226,7 +226,7 @@ def generate_feedback(ws: Workspace, deadlines: Deadlines, force: bool = False,
             qs = [q for q in row.questions if q.notebook == name]
             key = hashlib.sha256(key_src + json.dumps(
                 [r.key, str(nbr.status), row.score, row.pending, row.lateness.minutes, row.lateness.penalty,
-                 [(q.score, q.comment) for q in qs], row.result.details, template],
+                 [(q.score, q.comment) for q in qs], row.cell_comments, row.result.details, template],
                 sort_keys=True, default=str).encode()).hexdigest()
             skey = f"{s}/{a}/{name}"
             if state.get(skey) == key and out.exists():
@@ -250,10 +250,9 @@ def generate_feedback(ws: Workspace, deadlines: Deadlines, force: bool = False,
                     m = integrity.nbgrader_meta(c)
                     q = by_id.get(m.get("grade_id")) if m.get("grade") else None
                     if q is None:
-                        if m.get("solution") and not m.get("grade"):
-                            for cq in qs:      # comentário numa célula de solução sem nota
-                                if cq.q.grade_id == m.get("grade_id") and cq.comment:
-                                    m["comment"] = cq.comment
+                        for nb_name, gid, _, text in row.cell_comments:   # célula de solução sem nota
+                            if nb_name == name and gid == m.get("grade_id"):
+                                m["comment"] = text
                         continue
                     m["score"], m["points"], m["title"] = q.score, q.q.max_score, q.q.title
                     m["comment"] = q.comment

@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .course import Workspace
+import nbformat
+
+from .course import Workspace, cell_titles
 from .deadlines import Deadlines, Lateness
 from .exports import CsvFormat, write_csv
 from .gradebook import Mark, read_marks
@@ -83,6 +85,8 @@ class Row:
     lateness: Lateness
     submitted_at: datetime | None
     questions: list[QuestionRow] = field(default_factory=list)
+    cell_comments: list[tuple[str, str, str, str]] = field(default_factory=list)
+    """Comentários em células sem nota (a solução de código): (notebook, grade_id, título, texto)."""
 
     @property
     def student(self) -> str:
@@ -103,7 +107,8 @@ class Row:
     @property
     def comments(self) -> list[tuple[str, str]]:
         """(título da tarefa, comentário) de cada questão comentada no formgrader."""
-        return [(q.q.title or q.q.grade_id, q.comment) for q in self.questions if q.comment]
+        return ([(q.q.title or q.q.grade_id, q.comment) for q in self.questions if q.comment]
+                + [(title, text) for _, _, title, text in self.cell_comments])
 
     @property
     def details(self) -> list[str]:
@@ -129,6 +134,7 @@ def collect(ws: Workspace, deadlines: Deadlines, assignments=None) -> list[Row]:
     results = load_results(ws, assignments)
     marks: dict = read_marks(ws, {r.assignment for r in results}) if results else {}
     rows = []
+    titles: dict[tuple[str, str], dict[str, str]] = {}
     for r in results:
         qrows, total, pending = [], 0.0, 0.0
         for nbr in r.notebooks:
@@ -142,8 +148,16 @@ def collect(ws: Workspace, deadlines: Deadlines, assignments=None) -> list[Row]:
         ts = datetime.fromisoformat(r.timestamp) if r.timestamp else None
         late = deadlines.lateness(r.assignment, ts, r.max_score) if r.status is not Status.MISSING \
             else Lateness(None)
+        seen = {(q.notebook, q.q.grade_id) for q in qrows}
+        others = []
+        for (st, a, nb, gid), m in marks.items():
+            if (st, a) == (r.student, r.assignment) and m.comment and (nb, gid) not in seen:
+                if (a, nb) not in titles:
+                    rel = ws.release(a) / f"{nb}.ipynb"
+                    titles[(a, nb)] = cell_titles(nbformat.read(rel, as_version=4)) if rel.exists() else {}
+                others.append((nb, gid, titles[(a, nb)].get(gid, gid), m.comment))
         rows.append(Row(r, total, max(0.0, total - late.penalty), pending, late,
-                        ts.astimezone(deadlines.tz) if ts else None, qrows))
+                        ts.astimezone(deadlines.tz) if ts else None, qrows, others))
     return rows
 
 
