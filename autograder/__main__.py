@@ -3,9 +3,11 @@
 Comandos
 --------
     release                      fontes -> solutions/ -> exercises/ (nbgrader generate_assignment)
-    grade ENTREGAS --workspace W [--assignment A] [--jobs N]
-    feedback --workspace W       HTML por aluno, sem os testes ocultos
-    report --workspace W         grades.csv, questions.csv e relatorio/index.html
+    grade ENTREGAS --workspace W [--assignment A ...] [--prazo A=DATA ...] [--jobs N]
+    feedback --workspace W       HTML por aluno (retornos/), sem os testes ocultos
+    report --workspace W         grades.csv, questions.csv, exportacoes/ e relatorio/index.html
+    export --workspace W         tabela larga, planilha e zip do Moodle, CSV do Canvas
+    deadlines --workspace W      mostra ou muda prazos e política de atraso (prazos.toml)
 
 Projeto (por que cada peça existe)
 ----------------------------------
@@ -53,9 +55,15 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   horário, fonte da tarefa, limites, versão); `.autograder/resultados/`
   guarda o resultado com a chave, gravado de forma atômica. Interromper e
   rodar de novo só corrige o que faltava; rodar duas vezes dá o mesmo CSV.
-* Atraso: prazos em `prazos.toml` (ou --prazo) com fuso explícito (padrão
-  America/Sao_Paulo); horários sem fuso (nomes de zip, timestamp.txt) são
-  lidos nesse fuso, não em UTC como faria o nbgrader.
+* Atraso: prazos em `prazos.toml` do workspace (escritos por --prazo e
+  `deadlines`, lidos por todo comando) com fuso explícito (padrão
+  America/Sao_Paulo) e política de atraso (tolerância, multa por dia, zero
+  depois de N dias); horários sem fuso (nomes de zip, timestamp.txt) são lidos
+  nesse fuso, não em UTC como faria o nbgrader.
+* Contrato de resultados (results.py): a correção devolve um `JobResult`;
+  store.py o grava e lê; gradebook.py é o único que lê e escreve o
+  gradebook (notas automáticas, notas manuais e comentários do formgrader);
+  report, feedback e exports só leem, sem importar a correção.
 * Nada é escrito no repositório: o workspace tem de ficar fora dele.
 
 Situações de uma linha de grades.csv, da mais grave para a menos grave:
