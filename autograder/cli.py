@@ -299,6 +299,11 @@ def cmd_grade(args) -> int:
         pattern=args.padrao, tz=args.fuso, deadlines=args.prazo, redo=args.refazer,
         tty=False if args.sem_barra else None, zygote=not args.sem_zigoto)
     try:
+        from .exports import CsvFormat, read_roster
+        if args.roster is not None:           # erros da lista e do separador antes de corrigir
+            read_roster(args.roster)
+        if args.sep is not None:
+            CsvFormat(args.sep).check()
         summary = run_grade(ws, opts)
         deadlines = load_deadlines(ws.root)
         fmt = _csv_ready(ws, args)

@@ -13,7 +13,7 @@ Para cada notebook esperado da tarefa:
 4. `executor.execute_notebook` na sandbox;
 5. LimitOutput e SaveAutoGrades do nbgrader (a regra de nota do nbgrader:
    erro ou stderr numa célula de teste = 0), e as notas lidas do shard;
-6. grava `autograded/<aluno>/<tarefa>/<nb>.ipynb` e devolve um dicionário que
+6. grava `autograded/<aluno>/<tarefa>/<nb>.ipynb` e devolve um `JobResult` que
    o chamador grava em `.autograder/resultados/` (a base da retomada).
 """
 
@@ -31,7 +31,7 @@ import nbformat
 from . import integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
 from .executor import ExecSettings, KernelStartError, SandboxKernel, Zygote, ZygoteKernel, execute_notebook
-from .results import VERSION, JobResult, NotebookResult, QuestionResult, Status, worst  # noqa: F401
+from .results import JobResult, NotebookResult, QuestionResult, Status, worst
 
 
 

@@ -84,6 +84,8 @@ def main(base: Path) -> None:
             box = tab.locator("textarea").last
             box.scroll_into_view_if_needed()
             box.fill("Boa explicação; faltou dizer que o eixo 1 percorre as colunas.")
+            tab.locator("input.score").last.fill("1")
+            tab.locator("input.score").last.press("Tab")
             tab.wait_for_timeout(500)
             tab.screenshot(path=str(OUT))
             browser.close()

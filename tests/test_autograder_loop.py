@@ -193,6 +193,26 @@ def test_hidden_test_lines_are_found_inside_highlighted_html():
     assert hidden_leaks("<p>Testes ocultos: passaram.</p>", lines) == []
 
 
+def test_task_titles_come_from_the_heading_before_each_cell():
+    from autograder.course import grade_cells_of
+    nb = nbformat.read(ROOT / "exercises" / "04-softmax" / "04-softmax.ipynb", as_version=4)
+    titles = {c["grade_id"]: c["title"] for c in grade_cells_of(nb)}
+    assert titles["test_softmax"] == "Tarefa 1 — softmax estável"
+    assert titles["subtrair_maximo"] == "Tarefa 5 — por que subtrair o máximo?"
+
+
+def test_watchdog_result_is_a_typed_timeout_that_survives_the_json_round_trip(tmp_path):
+    from autograder.results import JobResult, Status
+    from autograder.runner import _watchdog_result
+    from autograder.store import read_result, write_result
+    cells = {A1: [{"grade_id": "test_dobro", "max_score": 2.0, "kind": "test", "title": "Tarefa 1 — o dobro"}]}
+    r = _watchdog_result({"student": "ana", "assignment": A1, "key": "k", "timestamp": None}, cells, 99.0)
+    assert isinstance(r, JobResult) and r.status is Status.TIMEOUT and r.auto_score == 0.0
+    write_result(tmp_path / "r.json", r)
+    back = read_result(tmp_path / "r.json")
+    assert back == r and "passou de 99 s" in back.details[0]
+
+
 READ_SIDE = ["report.py", "feedback.py", "exports.py", "gradebook.py", "deadlines.py", "store.py"]
 
 
