@@ -154,9 +154,15 @@ def _simple_page(title: str, lines: list[str]) -> str:
 
 # ----------------------------------------------------------------------------- testes ocultos
 
-def hidden_lines(source_nb) -> list[str]:
+def _lines(cells) -> set[str]:
+    return {line.strip() for c in cells for line in c.source.splitlines()}
+
+
+def hidden_lines(source_nb, release_nb=None) -> list[str]:
     """As linhas de teste oculto de um notebook-fonte (entre BEGIN/END HIDDEN TESTS),
-    sem as curtas demais para identificar alguma coisa (`)`, `else:`)."""
+    sem as curtas demais para identificar alguma coisa (`)`, `else:`) e sem as que o
+    aluno já vê na versão distribuída (`torch.manual_seed(0)` num teste visível)."""
+    seen = _lines(release_nb.cells) if release_nb is not None else set()
     out = []
     for cell in source_nb.cells:
         inside = False
@@ -166,9 +172,17 @@ def hidden_lines(source_nb) -> list[str]:
                 inside = True
             elif "END HIDDEN TESTS" in t:
                 inside = False
-            elif inside and len(t) >= 12:
+            elif inside and len(t) >= 12 and t not in seen:
                 out.append(t)
     return out
+
+
+def student_lines(view) -> set[str]:
+    """Linhas que o próprio aluno escreveu (células de solução e células que ele criou):
+    repeti-las na página não revela nada. As células travadas não entram: é nelas que um
+    teste oculto vazaria."""
+    return _lines(c for c in view.cells if integrity.nbgrader_meta(c).get("solution")
+                  or not integrity.grade_id(c))
 
 
 def _page_text(page: str) -> str:
@@ -196,7 +210,9 @@ def check_nbgrader_feedback(ws: Workspace) -> list[Path]:
         if not src.exists():
             continue
         if str(src) not in cache:
-            cache[str(src)] = hidden_lines(nbformat.read(src, as_version=4))
+            rel = ws.release(a) / f"{name}.ipynb"
+            cache[str(src)] = hidden_lines(nbformat.read(src, as_version=4),
+                                           nbformat.read(rel, as_version=4) if rel.exists() else None)
         if hidden_leaks(page.read_text(encoding="utf-8", errors="replace"), cache[str(src)]):
             bad.append(page)
     return bad
@@ -272,9 +288,11 @@ def generate_feedback(ws: Workspace, deadlines: Deadlines, force: bool = False,
                 page, _ = exporter.from_notebook_node(nb, resources=res)
             if (a, name) not in hidden_cache:
                 source = ws.source(a) / f"{name}.ipynb"
-                hidden_cache[(a, name)] = hidden_lines(nbformat.read(source, as_version=4)) \
-                    if source.exists() else []
-            leaks = hidden_leaks(page, hidden_cache[(a, name)])
+                hidden_cache[(a, name)] = hidden_lines(
+                    nbformat.read(source, as_version=4),
+                    nbformat.read(ws.release(a) / f"{name}.ipynb", as_version=4)) if source.exists() else []
+            own = student_lines(nb) if src.exists() else set()
+            leaks = hidden_leaks(page, [h for h in hidden_cache[(a, name)] if h not in own])
             if leaks:
                 refused.append(f"{skey}: a página mostraria {len(leaks)} linha(s) de teste oculto "
                                f"(p.ex. {leaks[0][:60]!r}); não foi gravada")

@@ -191,6 +191,9 @@ def test_hidden_test_lines_are_found_inside_highlighted_html():
             '<span class="o">==</span> <span class="o">-</span>3.0, <span class="s1">&#39;oculto&#39;</span>')
     assert hidden_leaks(page, lines) == lines
     assert hidden_leaks("<p>Testes ocultos: passaram.</p>", lines) == []
+    # uma linha oculta que também está num teste visível não é segredo
+    release = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("assert f(-1.5) == -3.0, 'oculto'")])
+    assert hidden_lines(src, release) == []
 
 
 def test_task_titles_come_from_the_heading_before_each_cell():
@@ -517,7 +520,9 @@ def test_a_page_with_hidden_tests_is_refused_and_nbgrader_feedback_is_flagged(lo
     nb = nbformat.read(nb_path, as_version=4)
     secret_line = next(line.strip() for c in nbformat.read(ws / "source" / A2 / f"{A2}.ipynb", as_version=4).cells
                        for line in c.source.splitlines() if cenarios.SECRET in line and "conferir" in line)
-    nb.cells.append(nbformat.v4.new_markdown_cell(f"copiado: {secret_line}"))
+    setup = next(c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("locked")
+                 and not c.metadata["nbgrader"].get("grade"))      # uma célula travada que não é teste
+    setup.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=f"vazou: {secret_line}\n"))
     nbformat.write(nb, nb_path)
     nbg = ws / "feedback" / "carla" / A2
     nbg.mkdir(parents=True)
