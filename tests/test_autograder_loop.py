@@ -552,3 +552,19 @@ def test_grading_again_regrades_nothing_and_keeps_manual_work(loop):
     assert "6 de 6 entregas já corrigidas" in p.stderr and "corrigindo" not in p.stderr, p.stderr
     rows = {(r["student_id"], r["assignment"]): r for r in read_rows(loop["ws"].root / "grades.csv", ";")}
     assert rows[("ana", A1)]["score"] == "6" and rows[("carla", A1)]["late_minutes"] == "131"
+
+
+@needs_bwrap
+def test_late_policy_changed_later_reaches_csv_report_and_page(loop, tmp_path):
+    ws = tmp_path / "ws"
+    shutil.copytree(loop["ws"].root, ws, symlinks=True)
+    run_cli("deadlines", "--workspace", ws, "--multa-por-dia", "10", "--tolerancia", "5")
+    run_cli("report", "--workspace", ws)
+    run_cli("feedback", "--workspace", ws)
+    rows = {(r["student_id"], r["assignment"]): r for r in read_rows(ws / "grades.csv", ";")}
+    carla = rows[("carla", A1)]             # 131 min: 1 dia começado, 10% de 6 pontos
+    assert (carla["auto_score"], carla["penalty"], carla["score"]) == ("5", "0,6", "4,4")
+    assert rows[("ana", A1)]["penalty"] == "0"
+    html = (ws / "retornos" / "carla" / A1 / f"{A1}.html").read_text(encoding="utf-8")
+    assert "Multa por atraso: 0,6 ponto(s)" in html and "Nota: 4,4 de 6 pontos" in html
+    assert "multa de 10% da nota máxima por dia de atraso" in (ws / "relatorio" / "index.html").read_text(encoding="utf-8")
