@@ -1,0 +1,101 @@
+"""Extensão Sphinx: o .ipynb que o leitor baixa de um capítulo roda fora do repositório.
+
+O sphinx-book-theme oferece, no botão de download, o caderno executado de cada
+página MyST (`_build/jupyter_execute/<página>.ipynb`, copiado para
+`_sources/`). Como sai do JB1, esse caderno não roda fora do repositório: a
+primeira célula importa `atencao`, que nada instala, e os tracebacks trazem os
+caminhos da máquina que construiu o livro. Ao fim da construção, cada um desses
+cadernos é reescrito assim:
+
+1. uma primeira célula instala o pacote do curso do repositório configurado em
+   `_config.yml` (`repository.url` e `repository.branch`) quando `atencao` não
+   está instalado (`%pip install "atencao @ git+<url>@<ramo>"`);
+2. saem as células `remove-cell` e `remove-input`: o caderno baixado tem o
+   código que a página mostra (inclusive o recolhido em "Mostrar o código"),
+   na mesma ordem; tests/test_paginas.py garante que nenhuma célula mostrada
+   usa um nome definido só numa célula removida;
+3. as saídas perdem os caminhos da máquina (`strip_machine_paths` de curso.py).
+
+A reescrita é idempotente (marca `metadata.curso.download`): uma página que
+não foi reescrita nesta construção incremental já está pronta.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+from curso import strip_machine_paths
+
+REMOVED_TAGS = {"remove-cell", "remove-input"}
+INSTALL_TAG = "course-install"  # a célula de instalação (os testes a reconhecem por esta tag)
+
+
+def install_requirement(repo_url: str, branch: str) -> str:
+    """A linha do pip que instala o pacote do curso do repositório, no ramo dado."""
+    return f"atencao @ git+{repo_url.rstrip('/')}@{branch}"
+
+
+def install_cell(repo_url: str, branch: str) -> nbformat.NotebookNode:
+    source = (
+        "# Este caderno usa o pacote do curso (`import atencao as at`). Fora do\n"
+        "# repositório (no Colab, noutra pasta), ele é instalado do GitHub na\n"
+        "# primeira vez, com numpy, torch e matplotlib se faltarem.\n"
+        "import importlib\n"
+        "import importlib.util\n"
+        "\n"
+        'if importlib.util.find_spec("atencao") is None:\n'
+        f'    %pip install --quiet "{install_requirement(repo_url, branch)}"\n'
+        "    importlib.invalidate_caches()\n"
+    )
+    return nbformat.v4.new_code_cell(source, metadata={"tags": [INSTALL_TAG]})
+
+
+def _clean(value, root: Path):
+    if isinstance(value, str):
+        return strip_machine_paths(value, root)
+    if isinstance(value, list):
+        return [_clean(v, root) for v in value]
+    if isinstance(value, dict):
+        return {k: (v if k.startswith("image/") else _clean(v, root)) for k, v in value.items()}
+    return value
+
+
+def rewrite_download(nb: nbformat.NotebookNode, repo_url: str, branch: str,
+                     root: Path) -> nbformat.NotebookNode:
+    """O caderno executado de uma página, pronto para rodar fora do repositório."""
+    cells = [install_cell(repo_url, branch)]
+    for cell in nb.cells:
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if tags & REMOVED_TAGS:
+            continue
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.from_dict(_clean(dict(o), root)) for o in cell.outputs]
+        cells.append(cell)
+    nb.cells = cells
+    nb.metadata.setdefault("curso", {})["download"] = True
+    return nb
+
+
+def _rewrite_all(app, exc):
+    if exc is not None or app.builder.format != "html":
+        return
+    opts = app.config.html_theme_options
+    repo_url = opts.get("repository_url", "")
+    branch = opts.get("repository_branch", "") or "main"
+    sources = Path(app.outdir) / "_sources"
+    for path in sorted(sources.rglob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        if nb.metadata.get("curso", {}).get("download"):
+            continue
+        if not repo_url:
+            raise RuntimeError(
+                f"{path.name}: sem `repository.url` em _config.yml não há de onde instalar o "
+                "pacote do curso no .ipynb baixado")
+        nbformat.write(rewrite_download(nb, repo_url, branch, Path(app.confdir)), path)
+
+
+def setup(app):
+    app.connect("build-finished", _rewrite_all)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
