@@ -10,6 +10,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.instalado
 APT_STAMP := .cache/.apt-instalado
 PORT ?= 8000
+PDF := _build/pdf/atencao-causal.pdf
+PUBLISH_REMOTE ?= origin
+PUBLISH_BRANCH ?= gh-pages
 JOBS ?= 2
 export PYTHONHASHSEED := 0
 # O bin/ do ambiente primeiro no PATH: o nbgrader chama `alembic` pelo PATH.
@@ -21,7 +24,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 # O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help
+.PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help publish pdf
 
 help:
 	@echo "make book     constrói o livro (HTML em _build/html), executando todos os capítulos"
@@ -29,6 +32,8 @@ help:
 	@echo "make release  regenera exercises/ a partir de solutions/"
 	@echo "make serve    serve _build/html em http://localhost:$(PORT)"
 	@echo "make bench    mede e grava bench/results.md"
+	@echo "make pdf      imprime o livro inteiro em $(PDF) (Chromium), para ler sem internet"
+	@echo "make publish  constrói e publica _build/html no ramo $(PUBLISH_BRANCH) de $(PUBLISH_REMOTE) (GitHub Pages)"
 	@echo "make grade SUBMISSOES=pasta_ou_zip WORKSPACE=pasta   corrige uma turma"
 
 all: book
@@ -82,6 +87,21 @@ bench: $(STAMP)
 grade: $(STAMP) $(APT_STAMP)
 	@test -n "$(SUBMISSOES)" -a -n "$(WORKSPACE)" || { echo "uso: make grade SUBMISSOES=pasta_ou_zip WORKSPACE=pasta [JOBS=2]"; exit 1; }
 	$(BIN)/python -m autograder grade "$(SUBMISSOES)" --workspace "$(WORKSPACE)" --jobs $(JOBS)
+
+# Publicação à mão (quem não usa o .github/workflows/livro.yml): o _build/html
+# do `make book` vira o único commit do ramo gh-pages (ghp-import, fixado em
+# requirements.txt), enviado ao remoto. No GitHub: Settings → Pages → Source:
+# "Deploy from a branch", gh-pages. --no-jekyll: sem ele o Pages esconde _static/.
+publish: book
+	$(BIN)/ghp-import --no-jekyll --force --push --remote $(PUBLISH_REMOTE) --branch $(PUBLISH_BRANCH) \
+	  --message "livro construído de $$(git rev-parse --short HEAD)" _build/html
+	@echo "publicado no ramo $(PUBLISH_BRANCH) de $(PUBLISH_REMOTE)"
+
+# O livro inteiro num PDF: a página única (singlehtml) impressa pelo Chromium
+# do Debian, depois de o MathJax compor as fórmulas (book/print_pdf.py).
+pdf: $(STAMP) $(APT_STAMP)
+	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
+	$(BIN)/python book/print_pdf.py _build/singlehtml $(PDF)
 
 clean:
 	rm -rf _build .pytest_cache

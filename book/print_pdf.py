@@ -13,6 +13,8 @@ não compôs (erro de TeX) interrompe a impressão com uma mensagem clara.
 from __future__ import annotations
 
 import argparse
+import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -29,6 +31,7 @@ WAIT_MATH = """async () => {
   return {formulas: document.querySelectorAll('mjx-container').length,
           errors: document.querySelectorAll('mjx-merror, [data-mjx-error]').length};
 }"""
+REFRESH = re.compile(r'http-equiv="Refresh" content="0; url=([^"]+)"', re.I)
 WAIT_IMAGES = """() => [...document.images].every(img => img.complete && img.naturalWidth > 0)"""
 
 
@@ -42,11 +45,19 @@ def print_pdf(site: Path, out: Path, timeout_s: float = 300) -> dict:
     if not Path(CHROMIUM).exists():
         raise FileNotFoundError(f"Chromium não encontrado em {CHROMIUM}: rode `make apt-deps`")
     out.parent.mkdir(parents=True, exist_ok=True)
+    # Com a página raiz numa subpasta (book/intro), o singlehtml do JB1 escreve
+    # index.html como um redirecionamento para book/intro.html, mas os
+    # endereços dela (_static/, _images/) são relativos à raiz do site: uma
+    # cópia na raiz carrega o MathJax e as figuras.
+    index = site / "index.html"
+    target = REFRESH.search(index.read_text(encoding="utf-8"))
+    page_file = site / "livro.html"
+    shutil.copyfile(site / target.group(1) if target else index, page_file)
     with serve(site) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1000, "height": 1400})
         page.set_default_timeout(timeout_s * 1000)
-        page.goto(f"{base}index.html", wait_until="networkidle")
+        page.goto(f"{base}{page_file.name}", wait_until="networkidle")
         math = page.evaluate(WAIT_MATH)
         if math["formulas"] < 0:
             raise RuntimeError("o MathJax não carregou na página única: as fórmulas sairiam cruas")
