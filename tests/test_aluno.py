@@ -100,3 +100,66 @@ def test_downloaded_chapter_notebook_runs_outside_the_repository(student_venv, t
     r = run([bin_path(student_venv, "python"), "-c", "import atencao; print(atencao.__file__)"],
              timeout=120, cwd=work)
     assert "site-packages" in r.stdout, r.stdout   # instalado pela 1ª célula, não achado no repositório
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_student_jupyterlab_of_the_full_env_hides_instructor_extensions(tmp_path):
+    """`make lab-aluno`: o JupyterLab do ambiente completo, sem formgrader nem criar tarefa."""
+    import os
+    import time
+    import urllib.error
+    import urllib.request
+
+    subprocess.run(["make", "-s", "student-config"], cwd=ROOT, check=True, timeout=120)
+    dry = subprocess.run(["make", "-n", "lab-aluno"], cwd=ROOT, capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    launch = next(ln for ln in dry.splitlines() if "jupyter lab" in ln)
+    env = dict(os.environ)
+    env.update(dict(kv.split("=", 1) for kv in launch.split() if "=" in kv and kv.startswith("JUPYTER_")))
+    assert env["JUPYTER_PREFER_ENV_PATH"] == "0" and env["JUPYTER_CONFIG_DIR"].endswith(".cache/jupyter-aluno")
+    port, token = _free_port(), "teste-aluno"
+    server = subprocess.Popen(
+        [str(ROOT / ".venv" / "bin" / "jupyter"), "lab", "--no-browser", f"--port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
+         *(["--allow-root"] if os.geteuid() == 0 else [])],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+
+    def get(path):
+        try:
+            with urllib.request.urlopen(f"{base}{path}?token={token}", timeout=30) as r:
+                return r.status, r.read().decode("utf-8")
+        except urllib.error.HTTPError as e:
+            return e.code, ""
+
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                if get("/api/status")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline and server.poll() is None, "o JupyterLab não subiu"
+            time.sleep(1)
+        status, page = get("/lab")
+        assert status == 200
+        config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+                                      page, re.S).group(1))
+        disabled = set(config["disabledExtensions"])
+        assert {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                "@jupyter/nbgrader:course-list"} <= disabled, disabled
+        # O que o aluno usa no JupyterHub (buscar/entregar, validar) continua.
+        assert "@jupyter/nbgrader:assignment-list" not in disabled
+        assert any(e["name"] == "@jupyter/nbgrader" for e in config["federated_extensions"])
+        assert get("/formgrader")[0] == 404   # a extensão de servidor do professor está desligada
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
