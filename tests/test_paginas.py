@@ -12,6 +12,7 @@ mostradas anteriores, nos builtins e nos módulos importados.
 from __future__ import annotations
 
 import ast
+import re
 import builtins
 import sys
 from pathlib import Path
@@ -97,3 +98,18 @@ def test_import_cell_is_shown_collapsed(path):
     tags, _ = imports[0]
     assert not tags & REMOVED_TAGS, (f"{path.relative_to(ROOT)}: a primeira célula que importa "
                                     f"atencao está removida ({sorted(tags)}); use hide-input")
+
+
+def test_no_machine_path_in_the_built_site():
+    """Nenhuma saída mostra um caminho da máquina que construiu o livro: nem o do
+    repositório, nem o arquivo temporário de uma célula do kernel
+    (`/tmp/ipykernel_1234/5678.py:1: Aviso: ...`), nem um site-packages absoluto."""
+    html = ROOT / "_build" / "html"
+    assert (html / "index.html").exists(), "rode `make book` (o `make test` faz isso antes)"
+    bad = re.compile(re.escape(str(ROOT)) + r"|ipykernel_\d+|/[\w./-]*/site-packages/")
+    found = []
+    for path in sorted(html.rglob("*")):
+        if path.suffix in {".html", ".ipynb"} and path.is_file():
+            for m in bad.finditer(path.read_text(encoding="utf-8")):
+                found.append(f"{path.relative_to(html)}: {m.group(0)}")
+    assert not found, "caminhos da máquina no site:\n" + "\n".join(found[:20])
