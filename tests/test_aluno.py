@@ -163,3 +163,17 @@ def test_student_jupyterlab_of_the_full_env_hides_instructor_extensions(tmp_path
     finally:
         server.terminate()
         server.wait(timeout=60)
+
+
+def test_readme_clones_the_configured_repository():
+    """Os `git clone` do README e da introdução usam o endereço do livro (repository.url)."""
+    import yaml
+
+    url = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    clones = re.findall(r"git clone (\S+)", readme)
+    assert len(clones) >= 2 and set(clones) == {url}, (clones, url)
+    assert "requirements-aluno.txt" in readme and "atencao.copiar_exercicios" in readme
+    intro = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"git clone (\S+)", intro)) == {url}
+    assert "requirements-aluno.txt" in intro and "atencao.copiar_exercicios" in intro
