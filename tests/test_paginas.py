@@ -100,16 +100,18 @@ def test_import_cell_is_shown_collapsed(path):
                                     f"atencao está removida ({sorted(tags)}); use hide-input")
 
 
-def test_no_machine_path_in_the_built_site():
-    """Nenhuma saída mostra um caminho da máquina que construiu o livro: nem o do
-    repositório, nem o arquivo temporário de uma célula do kernel
-    (`/tmp/ipykernel_1234/5678.py:1: Aviso: ...`), nem um site-packages absoluto."""
+def test_no_machine_path_in_downloads_or_kernel_warnings():
+    """Os .ipynb baixados não mostram caminhos da máquina que construiu o livro
+    (repositório, site-packages absoluto), e nenhuma página mostra o arquivo
+    temporário de uma célula do kernel (`/tmp/ipykernel_1234/5678.py:1: Aviso`,
+    o que um `warnings.warn` feito numa célula escreve). Os caminhos nas páginas
+    HTML ficam com tests/test_links.py."""
     html = ROOT / "_build" / "html"
     assert (html / "index.html").exists(), "rode `make book` (o `make test` faz isso antes)"
-    bad = re.compile(re.escape(str(ROOT)) + r"|ipykernel_\d+|/[\w./-]*/site-packages/")
+    in_downloads = re.compile(re.escape(str(ROOT)) + r"|ipykernel_\d+|/[\w./-]*/site-packages/")
     found = []
-    for path in sorted(html.rglob("*")):
-        if path.suffix in {".html", ".ipynb"} and path.is_file():
-            for m in bad.finditer(path.read_text(encoding="utf-8")):
-                found.append(f"{path.relative_to(html)}: {m.group(0)}")
+    for path in sorted(html.rglob("*.ipynb")) + sorted(html.rglob("*.html")):
+        pattern = in_downloads if path.suffix == ".ipynb" else re.compile(r"ipykernel_\d+")
+        for m in pattern.finditer(path.read_text(encoding="utf-8")):
+            found.append(f"{path.relative_to(html)}: {m.group(0)}")
     assert not found, "caminhos da máquina no site:\n" + "\n".join(found[:20])
