@@ -115,3 +115,24 @@ def test_no_machine_path_in_downloads_or_kernel_warnings():
         for m in pattern.finditer(path.read_text(encoding="utf-8")):
             found.append(f"{path.relative_to(html)}: {m.group(0)}")
     assert not found, "caminhos da máquina no site:\n" + "\n".join(found[:20])
+
+
+def test_download_rewrite_keeps_shown_cells_installs_package_and_strips_paths():
+    import nbformat
+    from baixar import INSTALL_TAG, rewrite_download
+
+    nb = nbformat.v4.new_notebook()
+    shown = nbformat.v4.new_code_cell("import atencao as at", metadata={"tags": ["hide-input"]})
+    shown.outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="x", traceback=[
+        f"File {ROOT}/atencao/core.py:87", "File /opt/py/lib/python3.11/site-packages/torch/x.py:1"])]
+    nb.cells = [shown,
+                nbformat.v4.new_code_cell("texto('a', 1)", metadata={"tags": ["remove-cell"]}),
+                nbformat.v4.new_code_cell("Markdown(t)", metadata={"tags": ["remove-input"]}),
+                nbformat.v4.new_markdown_cell("texto")]
+    out = rewrite_download(nb, "https://github.com/org/repo/", "abc123", ROOT)
+    assert INSTALL_TAG in out.cells[0].metadata["tags"]
+    assert '%pip install --quiet "atencao @ git+https://github.com/org/repo@abc123"' in out.cells[0].source
+    assert [c.source for c in out.cells[1:]] == ["import atencao as at", "texto"]
+    assert out.cells[1].outputs[0]["traceback"] == [
+        "File atencao/core.py:87", "File site-packages/torch/x.py:1"]
+    assert out.metadata["curso"]["download"] is True

@@ -9,7 +9,10 @@ cadernos é reescrito assim:
 
 1. uma primeira célula instala o pacote do curso do repositório configurado em
    `_config.yml` (`repository.url` e `repository.branch`) quando `atencao` não
-   está instalado (`%pip install "atencao @ git+<url>@<ramo>"`);
+   está instalado (`%pip install "atencao @ git+<url>@<ref>"`; o pacote está na
+   raiz do repositório, sem subpasta). A ref é o ramo configurado; na
+   construção do GitHub Actions (que publica o site), é o commit construído
+   (`GITHUB_SHA`), para o caderno instalar o pacote da mesma versão da página;
 2. saem as células `remove-cell` e `remove-input`: o caderno baixado tem o
    código que a página mostra (inclusive o recolhido em "Mostrar o código"),
    na mesma ordem; tests/test_paginas.py garante que nenhuma célula mostrada
@@ -22,6 +25,7 @@ não foi reescrita nesta construção incremental já está pronta.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nbformat
@@ -32,12 +36,12 @@ REMOVED_TAGS = {"remove-cell", "remove-input"}
 INSTALL_TAG = "course-install"  # a célula de instalação (os testes a reconhecem por esta tag)
 
 
-def install_requirement(repo_url: str, branch: str) -> str:
-    """A linha do pip que instala o pacote do curso do repositório, no ramo dado."""
-    return f"atencao @ git+{repo_url.rstrip('/')}@{branch}"
+def install_requirement(repo_url: str, ref: str) -> str:
+    """A linha do pip que instala o pacote do curso do repositório, no ramo ou commit `ref`."""
+    return f"atencao @ git+{repo_url.rstrip('/')}@{ref}"
 
 
-def install_cell(repo_url: str, branch: str) -> nbformat.NotebookNode:
+def install_cell(repo_url: str, ref: str) -> nbformat.NotebookNode:
     source = (
         "# Este caderno usa o pacote do curso (`import atencao as at`). Fora do\n"
         "# repositório (no Colab, noutra pasta), ele é instalado do GitHub na\n"
@@ -46,7 +50,7 @@ def install_cell(repo_url: str, branch: str) -> nbformat.NotebookNode:
         "import importlib.util\n"
         "\n"
         'if importlib.util.find_spec("atencao") is None:\n'
-        f'    %pip install --quiet "{install_requirement(repo_url, branch)}"\n'
+        f'    %pip install --quiet "{install_requirement(repo_url, ref)}"\n'
         "    importlib.invalidate_caches()\n"
     )
     return nbformat.v4.new_code_cell(source, metadata={"tags": [INSTALL_TAG]})
@@ -62,10 +66,10 @@ def _clean(value, root: Path):
     return value
 
 
-def rewrite_download(nb: nbformat.NotebookNode, repo_url: str, branch: str,
+def rewrite_download(nb: nbformat.NotebookNode, repo_url: str, ref: str,
                      root: Path) -> nbformat.NotebookNode:
     """O caderno executado de uma página, pronto para rodar fora do repositório."""
-    cells = [install_cell(repo_url, branch)]
+    cells = [install_cell(repo_url, ref)]
     for cell in nb.cells:
         tags = set(cell.get("metadata", {}).get("tags", []))
         if tags & REMOVED_TAGS:
@@ -83,7 +87,7 @@ def _rewrite_all(app, exc):
         return
     opts = app.config.html_theme_options
     repo_url = opts.get("repository_url", "")
-    branch = opts.get("repository_branch", "") or "main"
+    ref = os.environ.get("GITHUB_SHA") or opts.get("repository_branch", "") or "main"
     sources = Path(app.outdir) / "_sources"
     for path in sorted(sources.rglob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
@@ -93,7 +97,7 @@ def _rewrite_all(app, exc):
             raise RuntimeError(
                 f"{path.name}: sem `repository.url` em _config.yml não há de onde instalar o "
                 "pacote do curso no .ipynb baixado")
-        nbformat.write(rewrite_download(nb, repo_url, branch, Path(app.confdir)), path)
+        nbformat.write(rewrite_download(nb, repo_url, ref, Path(app.confdir)), path)
 
 
 def setup(app):
