@@ -21,11 +21,16 @@ cadernos é reescrito assim:
 
 A reescrita é idempotente (marca `metadata.curso.download`): uma página que
 não foi reescrita nesta construção incremental já está pronta.
+
+O tema só copia o caderno e mostra o botão ".ipynb" quando há algum botão de
+lançamento configurado (é `add_launch_buttons` quem copia); `_offer_notebook`
+faz a cópia sempre, para o download não depender dessa configuração.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -100,6 +105,23 @@ def _rewrite_all(app, exc):
         nbformat.write(rewrite_download(nb, repo_url, ref, Path(app.confdir)), path)
 
 
+def _offer_notebook(app, pagename, templatename, context, doctree):
+    """Põe o caderno executado da página em _sources/ e o oferece no botão de download."""
+    if doctree is None or app.builder.format != "html":
+        return
+    if not context.get("sourcename", "").endswith((".md", ".md.txt")):
+        return
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if not executed.exists():   # página sem código (não é um caderno)
+        return
+    dest = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(executed, dest)
+    context["ipynb_source"] = f"{pagename}.ipynb"
+
+
 def setup(app):
+    # Antes dos botões do cabeçalho do sphinx-book-theme (prioridade 501).
+    app.connect("html-page-context", _offer_notebook, priority=500)
     app.connect("build-finished", _rewrite_all)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
