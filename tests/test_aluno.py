@@ -162,7 +162,11 @@ def test_student_jupyterlab_of_the_full_env_hides_instructor_extensions(tmp_path
         assert get("/formgrader")[0] == 404   # a extensão de servidor do professor está desligada
     finally:
         server.terminate()
-        server.wait(timeout=60)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:   # o servidor fecha os kernels antes de sair
+            server.kill()
+            server.wait(timeout=60)
 
 
 def test_readme_clones_the_configured_repository():
