@@ -10,6 +10,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.instalado
 APT_STAMP := .cache/.apt-instalado
 PORT ?= 8000
+PDF := _build/pdf/atencao-causal.pdf
+PUBLISH_REMOTE ?= origin
+PUBLISH_BRANCH ?= gh-pages
+EXERCICIOS ?= $(HOME)/atencao-exercicios
+STUDENT_JUPYTER := .cache/jupyter-aluno
 JOBS ?= 2
 export PYTHONHASHSEED := 0
 # O bin/ do ambiente primeiro no PATH: o nbgrader chama `alembic` pelo PATH.
@@ -21,7 +26,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 # O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help
+.PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help publish pdf lab-aluno student-config
 
 help:
 	@echo "make book     constrói o livro (HTML em _build/html), executando todos os capítulos"
@@ -29,6 +34,9 @@ help:
 	@echo "make release  regenera exercises/ a partir de solutions/"
 	@echo "make serve    serve _build/html em http://localhost:$(PORT)"
 	@echo "make bench    mede e grava bench/results.md"
+	@echo "make lab-aluno  copia os exercícios para $(EXERCICIOS) e abre o JupyterLab sem os menus do professor"
+	@echo "make pdf      imprime o livro inteiro em $(PDF) (Chromium), para ler sem internet"
+	@echo "make publish  constrói e publica _build/html no ramo $(PUBLISH_BRANCH) de $(PUBLISH_REMOTE) (GitHub Pages)"
 	@echo "make grade SUBMISSOES=pasta_ou_zip WORKSPACE=pasta   corrige uma turma"
 
 all: book
@@ -82,6 +90,45 @@ bench: $(STAMP)
 grade: $(STAMP) $(APT_STAMP)
 	@test -n "$(SUBMISSOES)" -a -n "$(WORKSPACE)" || { echo "uso: make grade SUBMISSOES=pasta_ou_zip WORKSPACE=pasta [JOBS=2]"; exit 1; }
 	$(BIN)/python -m autograder grade "$(SUBMISSOES)" --workspace "$(WORKSPACE)" --jobs $(JOBS)
+
+# JupyterLab de aluno no ambiente completo: o nbgrader (do professor) vem com
+# extensões que o aluno não deve ver (formgrader, criar tarefa, lista de
+# cursos). Elas ficam desligadas numa pasta de configuração só do aluno
+# (JUPYTER_CONFIG_DIR); o JupyterLab do professor continua com tudo. Quem
+# instala só requirements-aluno.txt não tem nbgrader nenhum.
+# Os JSON são os que `jupyter labextension disable --level=user` e `jupyter
+# server extension disable --user` escreveriam. JUPYTER_PREFER_ENV_PATH=0 põe a
+# pasta do aluno acima da configuração do ambiente virtual (onde o nbgrader
+# liga as suas extensões), senão a do ambiente venceria.
+STUDENT_ENV := JUPYTER_CONFIG_DIR=$(CURDIR)/$(STUDENT_JUPYTER) JUPYTER_PREFER_ENV_PATH=0
+$(STUDENT_JUPYTER)/.pronto: Makefile
+	mkdir -p $(STUDENT_JUPYTER)/labconfig
+	echo '{"disabledExtensions": {"@jupyter/nbgrader:formgrader": true, "@jupyter/nbgrader:create-assignment": true, "@jupyter/nbgrader:course-list": true}}' \
+	  > $(STUDENT_JUPYTER)/labconfig/page_config.json
+	echo '{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": false, "nbgrader.server_extensions.course_list": false}}}' \
+	  > $(STUDENT_JUPYTER)/jupyter_server_config.json
+	touch $@
+
+student-config: $(STUDENT_JUPYTER)/.pronto
+
+lab-aluno: $(STAMP) $(STUDENT_JUPYTER)/.pronto
+	$(BIN)/python -m atencao.copiar_exercicios "$(EXERCICIOS)"
+	$(STUDENT_ENV) $(BIN)/jupyter lab "$(EXERCICIOS)"
+
+# Publicação à mão (quem não usa o .github/workflows/livro.yml): o _build/html
+# do `make book` vira o único commit do ramo gh-pages (ghp-import, fixado em
+# requirements.txt), enviado ao remoto. No GitHub: Settings → Pages → Source:
+# "Deploy from a branch", gh-pages. --no-jekyll: sem ele o Pages esconde _static/.
+publish: book
+	$(BIN)/ghp-import --no-jekyll --force --push --remote $(PUBLISH_REMOTE) --branch $(PUBLISH_BRANCH) \
+	  --message "livro construído de $$(git rev-parse --short HEAD)" _build/html
+	@echo "publicado no ramo $(PUBLISH_BRANCH) de $(PUBLISH_REMOTE)"
+
+# O livro inteiro num PDF: a página única (singlehtml) impressa pelo Chromium
+# do Debian, depois de o MathJax compor as fórmulas (book/print_pdf.py).
+pdf: $(STAMP) $(APT_STAMP)
+	$(BIN)/jupyter-book build . --builder singlehtml -W -n --keep-going
+	$(BIN)/python book/print_pdf.py _build/singlehtml $(PDF)
 
 clean:
 	rm -rf _build .pytest_cache

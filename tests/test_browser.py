@@ -308,10 +308,18 @@ def test_download_button_gives_the_page_source_and_notebook(reports, page):
     assert status == 200
     nb = nbformat.reads(body.decode("utf-8"), as_version=4)
     nbformat.validate(nb)
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    # 1ª célula: instala o pacote do curso fora do repositório (book/_ext/baixar.py);
+    # as outras são o código que a página mostra, sem as células removidas.
+    assert "course-install" in nb.cells[0].metadata.get("tags", []), f"{page}: o .ipynb não instala o pacote"
+    assert "%pip install" in nb.cells[0].source
+    code = [c.source for c in nb.cells[1:] if c.cell_type == "code"]
     assert code, f"{page}: o .ipynb baixado não tem células de código"
     text = src.read_text(encoding="utf-8")
     assert all(c.strip() in text for c in code), f"{page}: o .ipynb baixado não corresponde à fonte"
+    assert not any({"remove-cell", "remove-input"} & set(c.metadata.get("tags", [])) for c in nb.cells), \
+        f"{page}: o .ipynb baixado tem células que a página não mostra"
+    outputs = json.dumps([c.get("outputs", []) for c in nb.cells], ensure_ascii=False)
+    assert str(ROOT) not in outputs and "ipykernel_" not in outputs, f"{page}: caminho da máquina nas saídas"
 
 
 @pytest.mark.parametrize("page,slug", chapters())

@@ -419,6 +419,9 @@ def test_without_gpu_interpreter_is_chosen_before_triton_is_imported():
     assert r.stdout.strip() == "0.25"
     assert r.stderr.count("ModoInterpretador") == 1, r.stderr  # dito uma vez
     assert "sem GPU CUDA" in r.stderr
+    # Sem o arquivo e a linha de quem importou (no Jupyter, /tmp/ipykernel_.../....py:1).
+    aviso = next(linha for linha in r.stderr.splitlines() if "ModoInterpretador" in linha)
+    assert aviso.startswith("ModoInterpretador: atencao.kernels:"), aviso
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="com GPU o interpretador não é escolhido")

@@ -57,6 +57,27 @@ def _escolher_modo() -> bool:
     return True
 
 
+def _mostrar_aviso(message, category, filename, lineno, file=None, line=None):
+    """Mostra o `ModoInterpretador` sem o arquivo e a linha de quem importou.
+
+    O aviso é sobre a máquina, não sobre uma linha de código; no Jupyter, o
+    "arquivo" de quem importou é o nome temporário da célula
+    (``/tmp/ipykernel_1234/5678.py:1``), um caminho da máquina que não diz
+    nada ao leitor. Os outros avisos seguem para o `showwarning` anterior.
+    """
+    if isinstance(category, type) and issubclass(category, ModoInterpretador):
+        destino = sys.stderr if file is None else file
+        if destino is not None:
+            destino.write(f"{category.__name__}: {message}\n")
+        return
+    _mostrar_anterior(message, category, filename, lineno, file, line)
+
+
+# Num reload do módulo, o anterior já é a nossa função: pegamos o original dela.
+_mostrar_anterior = getattr(warnings.showwarning, "anterior", warnings.showwarning)
+_mostrar_aviso.anterior = _mostrar_anterior
+warnings.showwarning = _mostrar_aviso
+
 INTERPRETADO: bool = _escolher_modo()
 
 if INTERPRETADO:

@@ -324,17 +324,22 @@ def _plain_search_titles(app, exc):
 # Tracebacks sem os caminhos da máquina que construiu o livro
 # --------------------------------------------------------------------------
 
+def strip_machine_paths(text: str, root: Path) -> str:
+    """Tira de `text` os caminhos desta máquina: os do repositório ficam
+    relativos (``atencao/core.py``) e os de pacotes instalados começam em
+    ``site-packages/``. Usada nos tracebacks das páginas e nos .ipynb baixados
+    (book/_ext/baixar.py)."""
+    for prefix in {str(root.resolve()) + "/", str(root) + "/"}:
+        text = text.replace(prefix, "")
+    return re.sub(r"[^\s\"']*/site-packages/", "site-packages/", text)
+
+
 def _relative_tracebacks(app, doctree):
-    root = str(_repo_root(app).resolve()) + "/"
-    roots = {root, str(_repo_root(app)) + "/"}
     for block in doctree.findall(nodes.literal_block):
         if "traceback" not in block.get("classes", []):
             continue
         text = block.astext()
-        new = text
-        for prefix in roots:
-            new = new.replace(prefix, "")
-        new = re.sub(r"[^\s\"']*/site-packages/", "site-packages/", new)
+        new = strip_machine_paths(text, _repo_root(app))
         if new != text:
             block.children = [nodes.Text(new)]
             block.rawsource = new
