@@ -1,0 +1,335 @@
+"""A caixa de cada notebook (issue 13): limites do notebook inteiro e nada sobrevive a ele.
+
+Os testes de kernel rodam um notebook pequeno num kernel da sandbox de verdade
+(bwrap + cgroup, como root); os da lógica de cgroup v2 usam uma árvore falsa
+de arquivos, e o `cgroup.kill` de verdade quando o host tem uma hierarquia v2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import cgroup, sandbox
+from autograder.executor import ExecSettings, SandboxKernel, execute_notebook
+
+HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
+BACKEND, WHY_NO_CGROUP = sandbox.box_backend()
+ROOT = os.geteuid() == 0
+
+needs_box = pytest.mark.skipif(not (HAS_BWRAP and BACKEND is not None and ROOT),
+                               reason=f"sandbox: {WHY_NOT}; cgroup: {WHY_NO_CGROUP}")
+
+
+def _procs_with(marker: str) -> list[int]:
+    """Processos cuja linha de comando ou ambiente contém `marker` (varre /proc)."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if marker.encode() in cmd:
+            found.append(int(d))
+    return found
+
+
+async def _run(cells: list[str], limits: sandbox.Limits, files: dict[str, str] | None = None,
+               timeout: float = 60.0):
+    """Executa as células num kernel da sandbox com caixa; devolve (notebook, resultado, caixa)."""
+    cfg = sandbox.SandboxConfig(enabled=True, limits=limits, python=sys.executable)
+    kdir = Path(tempfile.mkdtemp(prefix="ag-teste-spec-"))
+    sandbox.write_kernel_spec(cfg, kdir)
+    run_dir = Path(tempfile.mkdtemp(prefix="ag-teste-", dir="/tmp"))
+    run_dir.chmod(0o755)
+    sandbox.prepare_run_dir(run_dir)
+    for name, text in (files or {}).items():
+        (run_dir / "trabalho" / name).write_text(text, encoding="utf-8")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    kernel = SandboxKernel(run_dir, [str(kdir)])
+    try:
+        await kernel.start(60)
+        box_seen = kernel.box.pids()
+        outcome = await execute_notebook(nb, kernel, ExecSettings(cell_timeout=timeout,
+                                                                  notebook_timeout=2 * timeout,
+                                                                  probe=False))
+    finally:
+        await kernel.shutdown()
+        log = (run_dir / "kernel.log").read_text(errors="replace") if (run_dir / "kernel.log").exists() else ""
+        shutil.rmtree(run_dir, ignore_errors=True)
+        shutil.rmtree(kdir, ignore_errors=True)
+    return nb, outcome, {"name": kernel.box.name, "pids_at_start": box_seen, "log": log}
+
+
+def _text(nb) -> str:
+    out = []
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            out.append(o.get("text", "") or "")
+            out.append(str(o.get("data", {}).get("text/plain", "")))
+            if o.get("output_type") == "error":
+                out.append(f"{o['ename']}: {o['evalue']}")
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- nada sobrevive
+
+ORPHANS = """
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None)
+def orphan(k):
+    if os.fork() == 0:
+        libc.prctl(1, 0, 0, 0, 0)          # PR_SET_PDEATHSIG = 0
+        os.setsid()
+        if os.fork() == 0:                 # neto: órfão, noutra sessão
+            libc.prctl(1, 0, 0, 0, 0)
+            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(300)", "{marker}"])
+        os._exit(0)
+for k in range(12):                        # poucas dezenas: a máquina de teste fica a salvo
+    orphan(k)
+time.sleep(0.5)
+print("soltos")
+"""
+
+
+@needs_box
+def test_orphans_that_cleared_pdeathsig_and_left_the_session_die_with_the_notebook():
+    marker = f"orfao-{os.getpid()}-{time.monotonic_ns()}"
+    nb, outcome, box = asyncio.run(_run([ORPHANS.replace("{marker}", marker)], sandbox.Limits()))
+    assert "soltos" in _text(nb), box["log"][-2000:]
+    assert box["pids_at_start"], "o kernel não estava na caixa"
+    time.sleep(0.2)
+    assert _procs_with(marker) == []
+    assert box["name"] not in BACKEND.names()          # o cgroup foi removido
+
+
+@needs_box
+def test_box_kill_takes_everything_even_without_the_pid_namespace():
+    """Sem o bwrap: 12 órfãos em sessões próprias, só a caixa os encontra e mata."""
+    marker = f"caixa-{os.getpid()}-{time.monotonic_ns()}"
+    box = sandbox.Box(f"ag-teste-{os.getpid()}", sandbox.Limits(memory_mib=256, nproc=64))
+    code = ("import sys\nsys.path.insert(0, %r)\n" % str(Path(sandbox.__file__).parent.parent)
+            + "from autograder import sandbox\n"
+            + f"assert sandbox.Box({box.name!r}, sandbox.Limits(memory_mib=256, nproc=64)).enter()\n"
+            + ORPHANS.replace("{marker}", marker))
+    t0 = time.perf_counter()
+    try:
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        assert len(_procs_with(marker)) == 12             # sobreviveram ao pai
+    finally:
+        t1 = time.perf_counter()
+        box.close()
+        t_kill = time.perf_counter() - t1
+    time.sleep(0.1)
+    assert _procs_with(marker) == []
+    assert box.name not in BACKEND.names()
+    print(f"caixa: criar+rodar {t1 - t0:.3f} s; matar 12 processos e remover {t_kill * 1000:.1f} ms")
+
+
+# ----------------------------------------------------------------------------- memória
+
+FORKED_MEMORY = """
+import os, time
+kids = []
+for k in range(4):
+    pid = os.fork()
+    if pid == 0:
+        b = bytearray(300 * 1024 * 1024)
+        for i in range(0, len(b), 4096):
+            b[i] = 1
+        time.sleep(3)
+        os._exit(0)
+    kids.append(pid)
+codes = [os.waitpid(p, 0)[1] for p in kids]
+print("filhos:", codes)
+"""
+
+
+@needs_box
+def test_memory_of_forked_children_counts_for_the_notebook():
+    nb, outcome, box = asyncio.run(_run([FORKED_MEMORY], sandbox.Limits(memory_mib=1024)))
+    assert outcome.status == "crashed", (outcome, _text(nb))
+    assert any("passou do limite de memória (1_024 MiB" in d or "limite de memória" in d
+               for d in outcome.details), outcome.details
+
+
+MEMFD = """
+import os
+fds = []
+for i in range(40):
+    fd = os.memfd_create(f"m{i}")
+    os.ftruncate(fd, 64 * 1024 * 1024)
+    os.pwrite(fd, b"x" * (64 * 1024 * 1024), 0)
+    fds.append(fd)
+print("memfd:", len(fds))
+"""
+
+
+@needs_box
+def test_forty_memfd_files_hit_the_notebook_limit():
+    nb, outcome, box = asyncio.run(_run([MEMFD], sandbox.Limits(memory_mib=1024)))
+    assert "memfd: 40" not in _text(nb)
+    assert outcome.status == "crashed", (outcome, _text(nb))
+    assert any("limite de memória" in d for d in outcome.details), outcome.details
+
+
+# ----------------------------------------------------------------------------- processos e disco
+
+@needs_box
+def test_process_count_is_per_notebook():
+    code = ("import os, time\nn = 0\ntry:\n    for i in range(200):\n        if os.fork() == 0:\n"
+            "            time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError as e:\n"
+            "    print('fork recusado depois de', n, type(e).__name__)\n")
+    nb, outcome, box = asyncio.run(_run([code], sandbox.Limits(nproc=64)))
+    text = _text(nb)
+    assert "fork recusado depois de" in text, text
+    assert int(text.split("depois de")[1].split()[0]) < 64
+
+
+@needs_box
+def test_writing_two_gib_fails_cleanly_with_no_space_left():
+    code = ("import os\nw = 0\ntry:\n    with open('grande.bin', 'wb') as f:\n"
+            "        for i in range(2048):\n            f.write(b'x' * 1024 * 1024); w += 1\n"
+            "except OSError as e:\n    print('parou em', w, 'MiB:', e.strerror)\n")
+    nb, outcome, box = asyncio.run(_run([code, "print('depois: ok')"],
+                                        sandbox.Limits(disk_mib=128, file_mib=4096)))
+    text = _text(nb)
+    assert "No space left on device" in text, text
+    assert int(text.split("parou em")[1].split()[0]) <= 128
+    assert "depois: ok" in text and outcome.status == "ok"
+
+
+# ----------------------------------------------------------------------------- imports
+
+@needs_box
+def test_handed_in_modules_never_shadow_the_real_ones():
+    files = {"numpy.py": "raise SystemExit('numpy falso')\n",
+             "torch.py": "raise SystemExit('torch falso')\n",
+             "ipykernel_launcher.py": "raise SystemExit('kernel falso')\n",
+             "ajuda.py": "X = 42\n"}
+    code = ("import sys, numpy, torch\nprint('numpy', numpy.__file__)\nprint('torch', torch.__file__)\n"
+            "print('cwd no path:', '' in sys.path or '.' in sys.path)\n")
+    nb, outcome, box = asyncio.run(_run([code], sandbox.Limits(), files=files))
+    text = _text(nb)
+    assert "numpy falso" not in text and "site-packages/numpy" in text, text
+    assert "site-packages/torch" in text, text
+    assert "cwd no path: False" in text, text
+
+
+# ----------------------------------------------------------------------------- cgroup v2 / v1
+
+def _fake_v2(tmp_path: Path) -> Path:
+    root = tmp_path / "cg2"
+    root.mkdir()
+    (root / "cgroup.controllers").write_text("cpu io memory pids\n")
+    (root / "cgroup.subtree_control").write_text("")
+    mounts = tmp_path / "mounts"
+    mounts.write_text(f"cgroup2 {root} cgroup2 rw,nosuid 0 0\n")
+    own = tmp_path / "own"
+    own.write_text("0::/user.slice\n")
+    return root
+
+
+def test_v2_is_detected_and_boxes_get_their_limits_in_a_fake_tree(tmp_path, monkeypatch):
+    root = _fake_v2(tmp_path)
+    orig = Path.mkdir
+
+    def mkdir(self, *a, **k):
+        """Imita o kernel: criar a pasta de um cgroup cria os arquivos de controle dele."""
+        orig(self, *a, **k)
+        if str(self).startswith(str(root)) and self != root:
+            for f in ("cgroup.procs", "cgroup.subtree_control", "memory.max", "memory.swap.max",
+                      "pids.max", "memory.events", "memory.peak"):
+                if not (self / f).exists():
+                    (self / f).write_text("")
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    monkeypatch.setattr(cgroup, "_rmdir", lambda p, timeout=2.0: shutil.rmtree(p))
+    backend, why = cgroup.detect(str(tmp_path / "mounts"), str(tmp_path / "own"))
+    assert isinstance(backend, cgroup.CgroupV2), why
+    assert (root / "cgroup.subtree_control").read_text() == "+memory +pids"
+    assert (root / "autograder" / "cgroup.subtree_control").read_text() == "+memory +pids"
+    box = sandbox.Box("ag-x-1", sandbox.Limits(memory_mib=1024, nproc=64), backend=backend)
+    assert box.enter()
+    d = root / "autograder" / "ag-x-1"
+    assert (d / "memory.max").read_text() == str(1024 * 1024 * 1024)
+    assert (d / "memory.swap.max").read_text() == "0"
+    assert (d / "pids.max").read_text() == "64"
+    assert (d / "cgroup.procs").read_text() == str(os.getpid())
+    (d / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    assert box.memory_exceeded() and box.memory_limit_mib() == 1024
+    (d / "cgroup.procs").write_text("")
+    box.close()
+    assert not d.exists()
+
+
+def test_without_memory_and_pids_controllers_there_is_no_box_and_the_reason_is_given(tmp_path):
+    root = _fake_v2(tmp_path)
+    (root / "cgroup.controllers").write_text("cpu io\n")
+    backend, why = cgroup.detect(str(tmp_path / "mounts"), str(tmp_path / "own"))
+    assert backend is None and "memory e pids" in why
+
+
+def test_read_only_cgroupfs_falls_back_with_a_portuguese_reason(tmp_path):
+    root = _fake_v2(tmp_path)
+    if ROOT:                      # root escreve em qualquer pasta: simula o cgroupfs só leitura
+        (root / "cgroup.subtree_control").unlink()
+        (root / "cgroup.subtree_control").mkdir()
+    else:
+        root.chmod(0o555)
+    backend, why = cgroup.detect(str(tmp_path / "mounts"), str(tmp_path / "own"))
+    assert backend is None and "cgroup v2" in why and "root" in why
+
+
+def test_hybrid_host_prefers_v1_controllers(tmp_path):
+    for c in ("memory", "pids", "freezer"):
+        (tmp_path / c / "grupo").mkdir(parents=True)
+    (tmp_path / "mounts").write_text(
+        f"cgroup {tmp_path / 'memory'} cgroup rw,memory 0 0\n"
+        f"cgroup {tmp_path / 'pids'} cgroup rw,pids 0 0\n"
+        f"cgroup {tmp_path / 'freezer'} cgroup rw,freezer 0 0\n"
+        f"cgroup2 {tmp_path / 'unified'} cgroup2 rw 0 0\n")
+    (tmp_path / "own").write_text("4:memory:/grupo\n8:pids:/grupo\n6:freezer:/\n0::/\n")
+    mounts, own = cgroup._mounts(str(tmp_path / "mounts")), cgroup._own_paths(str(tmp_path / "own"))
+    assert own["memory"] == "/grupo" and own["freezer"] == "/"
+    assert cgroup._inside(str(tmp_path / "memory"), own["memory"]) == tmp_path / "memory" / "grupo"
+    assert [m[1] for m in mounts] == ["cgroup", "cgroup", "cgroup", "cgroup2"]
+
+
+V2_REAL = Path("/sys/fs/cgroup/unified")
+
+
+@pytest.mark.skipif(not (ROOT and (V2_REAL / "cgroup.procs").exists()),
+                    reason="sem hierarquia v2 gravável neste host")
+def test_v2_cgroup_kill_for_real_on_the_unified_hierarchy():
+    """A hierarquia v2 deste host não tem memory/pids, mas tem cgroup.kill: o caminho de matar é real."""
+    backend = cgroup.CgroupV2(V2_REAL)
+    name = f"ag-teste-v2-{os.getpid()}"
+    try:
+        backend.create(name, cgroup.CgroupLimits(memory_bytes=1 << 30, pids=16))
+    except OSError as e:
+        pytest.skip(f"não consegui criar um cgroup v2: {e}")
+    marker = f"v2kill-{os.getpid()}-{time.monotonic_ns()}"
+    procs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", marker],
+                              start_new_session=True) for _ in range(3)]
+    for p in procs:
+        backend.add(name, p.pid)
+    assert sorted(backend.pids(name)) == sorted(p.pid for p in procs)
+    assert backend.kill(name)
+    for p in procs:
+        assert p.wait(timeout=5) == -signal.SIGKILL
+    backend.remove(name)
+    assert not (V2_REAL / name).exists()
