@@ -410,7 +410,8 @@ async def grade_job(ws: Workspace, info: AssignmentInfo, job: dict, shard_url: s
         result["status"] = "missing"
     result["details"] = [d for r in nbs for d in r["details"]]
     result["flags"] = [f for r in nbs for f in r["flags"]]
-    result["notes"] = [n for r in nbs for n in r["notes"]]
+    result["notes"] = [n for r in nbs for n in r["notes"]] + list(job.get("notes", []))   # [coleta] issue 13
+    result["participant"] = job.get("participant")   # [coleta] issue 13: número de participante do Moodle
     result["auto_score"] = sum((c["score"] or 0.0) for r in nbs for c in r["cells"])
     result["max_score"] = sum(c["max_score"] for r in nbs for c in r["cells"])
     result["seconds"] = round(sum(r["seconds"] for r in nbs), 3)

@@ -185,9 +185,21 @@ def _watchdog_result(job: dict, info_cells: dict, limit: float) -> dict:
     msg = f"a correção passou de {limit:.0f} s e o processo foi encerrado pelo corretor"
     return {"student": job["student"], "assignment": job["assignment"], "key": job["key"],
             "version": VERSION, "timestamp": job.get("timestamp"), "notebooks": nbs,
-            "status": "timeout", "details": [msg], "flags": [], "notes": [],
+            "status": "timeout", "details": [msg], "flags": [], "notes": list(job.get("notes", [])),
+            "participant": job.get("participant"),
             "auto_score": 0.0, "max_score": sum(c["max_score"] for cells in info_cells.values() for c in cells),
             "seconds": limit}
+
+
+def _failed_result(job: dict, info_cells: dict, error: str) -> dict:
+    """Linha `crashed` (nota 0, com o motivo) para uma entrega que o corretor não conseguiu corrigir;
+    a chave fica vazia, então a próxima correção tenta de novo."""
+    lines = [x for x in error.strip().splitlines() if x.strip()]
+    why = f"não foi possível corrigir: {lines[0][:300] if lines else 'erro do corretor'}"
+    r = _watchdog_result(job, info_cells, 0.0)
+    for nb in r["notebooks"]:
+        nb["status"] = "crashed"
+    return {**r, "key": "", "status": "crashed", "details": [why], "notes": list(job.get("notes", []))}
 
 
 def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
@@ -252,7 +264,9 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
                       .strftime("%Y-%m-%d %H:%M:%S.%f UTC") if sub and sub.timestamp else None)
             _mirror(ws.submitted(s, a), files, ts_utc)
             job = {"student": s, "assignment": a, "timestamp": ts,
-                   "key": job_key(files, ts, infos[a].source_hash, fingerprint)}
+                   "key": job_key(files, ts, infos[a].source_hash, fingerprint),
+                   # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
+                   "notes": list(sub.notes) if sub else [], "participant": sub.participant if sub else None}
             jobs.append(job)
             rp = ws.result_path(s, a)
             done = False
@@ -323,6 +337,9 @@ def _run_workers(ws, opts, infos, todo, students, summary, cfg):
             if attempts[key] < 2:
                 jobs_q.put(job)                 # mais uma chance, num processo novo
             else:
+                # [coleta] issue 13: um kernel que não inicia nunca tira o aluno do grades.csv
+                write_result(ws.result_path(job["student"], job["assignment"]),
+                             _failed_result(job, infos[job["assignment"]].cells, error))
                 done_q.put({"ok": False, "student": job["student"], "assignment": job["assignment"],
                             "error": error})
 
@@ -362,6 +379,9 @@ def _run_workers(ws, opts, infos, todo, students, summary, cfg):
                     continue
                 inflight.pop(0)
                 if reply.get("ok") or reply.get("infra"):
+                    if not reply.get("ok"):     # [coleta] issue 13: kernel não iniciou -> linha crashed
+                        write_result(ws.result_path(job["student"], job["assignment"]),
+                                     _failed_result(job, info.cells, reply.get("error", "")))
                     done_q.put(reply)
                 else:
                     failed(job, reply.get("error", ""))

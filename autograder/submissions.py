@@ -195,6 +195,9 @@ class Collector:
         clash = self._clash(sub, rel)
         if clash:
             new = self._free_name(sub, rel)
+            if new is None:
+                self.note(sub, f"{rel} ignorado: nomes demais colidindo com {clash}")
+                return
             self.note(sub, f"{rel} guardado como {new}: o nome colide com {clash}")
             rel = new
         sub.files[rel] = data
@@ -215,14 +218,20 @@ class Collector:
                 return other
         return None
 
-    def _free_name(self, sub: Submission, rel: str) -> str:
-        head, _, last = rel.rpartition("/")
-        stem, dot, ext = last.partition(".") if not last.startswith(".") else (last, "", "")
+    def _free_name(self, sub: Submission, rel: str) -> str | None:
+        """`rel` com `~N` no componente que colide: a pasta (`dados~2/x.csv`) ou o arquivo."""
+        parts = rel.split("/")
+        clash = self._clash(sub, rel) or rel
+        k = len(clash.split("/")) - 1 if not clash.startswith(rel + "/") else len(parts) - 1
+        k = min(k, len(parts) - 1)
+        name = parts[k]
+        stem, dot, ext = name.partition(".") if not name.startswith(".") and k == len(parts) - 1 \
+            else (name, "", "")
         for n in range(2, 1000):
-            cand = (head + "/" if head else "") + f"{stem}~{n}{dot}{ext}"
+            cand = "/".join(parts[:k] + [f"{stem}~{n}{dot}{ext}"] + parts[k + 1:])
             if cand not in sub.files and not self._clash(sub, cand):
                 return cand
-        raise ValueError(f"nomes demais colidindo com {rel}")
+        return None
 
     # -- pasta ------------------------------------------------------------------
     def from_folder(self, root: Path):
