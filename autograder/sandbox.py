@@ -4,9 +4,14 @@ Cada notebook roda num kernel IPython próprio, iniciado por um *kernel spec*
 cujo `argv` chama este módulo como lançador (`python -m autograder.sandbox`).
 O lançador, ainda com os direitos do corretor:
 
+0. entra na caixa do notebook (`Box.enter`, um cgroup de cgroup.py com
+   limite de memória e de processos do grupo inteiro; o corretor mata tudo o
+   que está nela com `Box.close` quando o notebook termina) e, se é root,
+   põe trabalho/ e home/ num tmpfs do tamanho do limite de disco
+   (`private_disk`, num namespace de montagem só dele);
 1. aplica limites de recursos herdados por tudo o que vier depois
-   (RLIMIT_AS = memória, RLIMIT_FSIZE = tamanho de arquivo, RLIMIT_NPROC,
-   RLIMIT_CORE = 0);
+   (RLIMIT_AS = memória por processo, RLIMIT_FSIZE = tamanho de arquivo,
+   RLIMIT_CORE = 0; RLIMIT_NPROC só sem cgroup);
 2. se o corretor é root, entrega a pasta do trabalho e o arquivo de conexão
    ao usuário `nobody` e troca de usuário com `setpriv` (o aluno nunca roda
    como root);
@@ -23,7 +28,12 @@ kernel numa sessão própria, então um SIGINT para o grupo de processos do
 lançador não chegaria ao kernel; o pedido de interrupção vai pelo canal de
 controle e o próprio ipykernel manda SIGINT a si mesmo. Um laço que ignora
 SIGINT não para: quem chama (executor.py) espera um pouco e mata o kernel.
-`--die-with-parent` garante que nada sobrevive ao corretor.
+`--die-with-parent` e `--unshare-pid` garantem que nada sobrevive ao corretor:
+quando o init do namespace de PID morre, o kernel do Linux mata todos lá
+dentro. O ipykernel não vigia o processo pai (o vigia dele veria o init do
+namespace como pai morto): o `--clearenv` tira o JPY_PARENT_PID que o ligaria.
+O kernel roda com `python -P` e `ignore_cwd`: a pasta do trabalho não entra
+no sys.path.
 
 Sem bubblewrap o corretor se recusa a rodar, a menos que `--sem-sandbox` seja
 pedido; nesse modo só os limites de recursos valem (e o aviso diz isso).

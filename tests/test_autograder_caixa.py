@@ -491,3 +491,75 @@ def test_leftovers_of_an_interrupted_run_are_cleaned_and_only_ours(tmp_path):
             assert ours.name in gone and ours.name not in BACKEND.names()
     finally:
         shutil.rmtree(theirs, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- a turma hostil
+
+def _cenarios():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "cenarios", Path(__file__).resolve().parent / "fixtures" / "autograder" / "cenarios.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@needs_box
+@pytest.mark.slow
+def test_hostile_class_every_student_gets_a_row_and_nothing_survives(tmp_path):
+    """Em série, no mesmo processo de correção: o atacante solta órfãos, o próximo aluno
+    corrige normalmente; homônimos, link para o gabarito, notebook 4.4 com ids, módulos
+    entregues com nomes de pacotes e nomes de arquivo que colidem, cada um na sua linha."""
+    import csv
+    import json
+
+    from autograder.course import Workspace
+    cen = _cenarios()
+    A = cen.SLUG
+    sol = tmp_path / "solucoes"
+    cen.build_assignment(sol)
+    ws = Workspace(tmp_path / "ws", sol)
+    release = ws.prepare([A])[A].release[A]
+    marker = f"atacante-{os.getpid()}-{time.monotonic_ns()}"
+    subs = tmp_path / "entregas"
+
+    def put(student, nb_bytes, extra=None):
+        d = subs / student / A
+        d.mkdir(parents=True)
+        (d / f"{A}.ipynb").write_bytes(nb_bytes)
+        for k, v in (extra or {}).items():
+            (d / k).parent.mkdir(parents=True, exist_ok=True)
+            (d / k).write_bytes(v)
+
+    good = nbformat.writes(cen._solve(release, cen.CORRECT)).encode()
+    attack = dict(cen.CORRECT, dobro=ORPHANS.replace("{marker}", marker) + cen.CORRECT["dobro"])
+    put("a1-atacante", nbformat.writes(cen._solve(release, attack)).encode())
+    put("a2-depois", good)
+    put("José", good)
+    put("Jose", good)
+    old = json.loads(good)
+    old["nbformat_minor"] = 4                  # 4.4 com ids nas células
+    put("antigo", json.dumps(old).encode())
+    put("sombra", good, {"numpy.py": b"raise SystemExit('numpy falso')\n",
+                         "ipykernel_launcher.py": b"raise SystemExit('kernel falso')\n"})
+    put("nomes", good, {"a b": b"1", "a-b/c.txt": b"2"})
+    (subs / "link" / A).mkdir(parents=True)
+    os.symlink(sol / A / f"{A}.ipynb", subs / "link" / A / f"{A}.ipynb")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws.root),
+                        "--solucoes", str(sol), "--jobs", "1", "--sem-zigoto", "--sem-feedback",
+                        "--sem-relatorio", "--tempo-celula", "10", "--tempo-notebook", "60"],
+                       capture_output=True, text=True, env=env, timeout=900)
+    seconds = time.monotonic() - t0
+    assert p.returncode == 0, p.stderr[-3000:]
+    with open(ws.root / "grades.csv", encoding="utf-8", newline="") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+    assert _procs_with(marker) == [], "processos do atacante sobreviveram à correção"
+    ids = sorted(rows)
+    jose = [s for s in ids if s.startswith("Jose")]
+    assert len(ids) == 8 and len(jose) == 2, ids
+    for s in ("a1-atacante", "a2-depois", "antigo", "sombra", "nomes", *jose):
+        assert (rows[s]["status"], float(rows[s]["score"])) == ("ok", 5.0), (s, rows[s])
+    assert rows["link"]["status"] == "missing" and "link simbólico" in rows["link"]["details"]
+    print(f"turma hostil: 8 alunos em {seconds:.1f} s")
