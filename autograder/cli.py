@@ -167,7 +167,13 @@ def cmd_grade(args) -> int:
     from .course import Workspace
     from .lock import WorkspaceBusy, clean_leftovers, hold
     from .sandbox import box_warning
-    root = Workspace(args.workspace).root
+    ws = Workspace(args.workspace, args.solucoes)
+    root = ws.root
+    try:
+        ws.check_outside_repo()          # antes da trava: ela cria .autograder/ no workspace
+    except ValueError as e:
+        print(f"erro: {e}", file=sys.stderr)
+        return 2
     try:
         with hold(root):
             clean_leftovers(root)
