@@ -448,9 +448,10 @@ class _Run:
             # [caixa] GANCHO (issue 13): o cgroup do notebook matou algo por falta de memória?
             box = getattr(self.kernel, "box", None)
             if box is not None and box.memory_exceeded():
-                self._set_status("crashed", f"o notebook passou do limite de memória "
-                                            f"({box.memory_limit_mib():_} MiB, contando todos os processos "
-                                            "que ele iniciou) e o sistema encerrou processos dele")
+                mib = f"{box.memory_limit_mib() or 0:,}".replace(",", ".")
+                self._set_status("crashed", f"o notebook passou do limite de memória ({mib} MiB, contando "
+                                            "todos os processos que ele iniciou) e o sistema encerrou "
+                                            "processos dele")
             await self.kernel.shutdown()
         self.outcome.seconds = time.monotonic() - t0
         self.outcome.flags = list(dict.fromkeys(self.outcome.flags))
