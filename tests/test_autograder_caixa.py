@@ -31,8 +31,13 @@ HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
 BACKEND, WHY_NO_CGROUP = sandbox.box_backend()
 ROOT = os.geteuid() == 0
 
-needs_box = pytest.mark.skipif(not (HAS_BWRAP and BACKEND is not None and ROOT),
-                               reason=f"sandbox: {WHY_NOT}; cgroup: {WHY_NO_CGROUP}")
+
+
+def needs_box(f):
+    """Roda um kernel de verdade na sandbox com cgroup (root): segundos por teste."""
+    return pytest.mark.slow(pytest.mark.skipif(
+        not (HAS_BWRAP and BACKEND is not None and ROOT),
+        reason=f"sandbox: {WHY_NOT}; cgroup: {WHY_NO_CGROUP}; root: {ROOT}")(f))
 
 
 def _procs_with(marker: str) -> list[int]:
@@ -501,7 +506,6 @@ def _cenarios():
 
 
 @needs_box
-@pytest.mark.slow
 def test_hostile_class_every_student_gets_a_row_and_nothing_survives(tmp_path):
     """Em série, no mesmo processo de correção: o atacante solta órfãos, o próximo aluno
     corrige normalmente; homônimos, link para o gabarito, notebook 4.4 com ids, módulos
