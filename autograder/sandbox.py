@@ -480,7 +480,8 @@ def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = N
             # root: o aluno roda como nobody (a pasta do trabalho passa a ser dele)
             _chown_tree(run_dir, NOBODY)
         if not boxed:   # sem cgroup: o limite de processos é por usuário (todas as sandboxes de nobody)
-            resource.setrlimit(resource.RLIMIT_NPROC, (lim.nproc, lim.nproc))
+            n = max(lim.nproc, 512) if program else lim.nproc   # o zigoto: o mesmo de zygote_program
+            resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
     else:
         os.chdir(os.path.join(run_dir, "trabalho"))
         env = {**env, "PATH": os.path.dirname(cfg.python) + ":" + env["PATH"]}
