@@ -201,7 +201,8 @@ def _cmd_grade(args) -> int:
     opts = GradeOptions(
         submissions=args.entregas, assignment=args.assignment, jobs=args.jobs,
         settings=ExecSettings(cell_timeout=args.tempo_celula, notebook_timeout=args.tempo_notebook),
-        limits=Limits(memory_mib=args.memoria, nproc=args.processos, disk_mib=args.disco), use_sandbox=not args.sem_sandbox,
+        limits=Limits(memory_mib=args.memoria, nproc=args.processos, disk_mib=args.disco),
+        use_sandbox=not args.sem_sandbox,
         pattern=args.padrao, tz=args.fuso, deadlines=args.prazo, redo=args.refazer,
         tty=False if args.sem_barra else None, zygote=not args.sem_zigoto)
     try:
