@@ -562,3 +562,32 @@ def test_hostile_class_every_student_gets_a_row_and_nothing_survives(tmp_path):
         assert (rows[s]["status"], float(rows[s]["score"])) == ("ok", 5.0), (s, rows[s])
     assert rows["link"]["status"] == "missing" and "link simbólico" in rows["link"]["details"]
     print(f"turma hostil: 8 alunos em {seconds:.1f} s")
+
+
+@pytest.mark.slow
+def test_a_kernel_that_cannot_start_is_a_crashed_row_with_the_reason(tmp_path):
+    """1 MiB de memória: nenhum kernel inicia; cada aluno ainda tem a sua linha, `crashed`."""
+    import csv
+
+    from autograder.course import Workspace
+    cen = _cenarios()
+    A = cen.SLUG
+    sol = tmp_path / "solucoes"
+    cen.build_assignment(sol)
+    ws = Workspace(tmp_path / "ws", sol)
+    release = ws.prepare([A])[A].release[A]
+    for s in ("ana", "bia"):
+        d = tmp_path / "entregas" / s / A
+        d.mkdir(parents=True)
+        (d / f"{A}.ipynb").write_text(nbformat.writes(cen._solve(release, cen.CORRECT)), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "entregas"),
+                        "--workspace", str(ws.root), "--solucoes", str(sol), "--sem-zigoto", "--sem-sandbox",
+                        "--memoria", "1", "--sem-feedback", "--sem-relatorio"],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 1, p.stderr[-2000:]            # falha do corretor: o código diz
+    with open(ws.root / "grades.csv", encoding="utf-8", newline="") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+    assert sorted(rows) == ["ana", "bia"]
+    for r in rows.values():
+        assert r["status"] == "crashed" and "não foi possível corrigir" in r["details"], r
