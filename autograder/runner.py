@@ -195,7 +195,8 @@ def _failed_result(job: dict, info_cells: dict, error: str) -> dict:
     """Linha `crashed` (nota 0, com o motivo) para uma entrega que o corretor não conseguiu corrigir;
     a chave fica vazia, então a próxima correção tenta de novo."""
     lines = [x for x in error.strip().splitlines() if x.strip()]
-    why = f"não foi possível corrigir: {lines[0][:300] if lines else 'erro do corretor'}"
+    first = (lines[-1] if lines[0].startswith("Traceback") else lines[0]) if lines else "erro do corretor"
+    why = f"não foi possível corrigir: {first[:300]}"
     r = _watchdog_result(job, info_cells, 0.0)
     for nb in r["notebooks"]:
         nb["status"] = "crashed"
