@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "com o nbgrader (gradebook temporário).")
     r.add_argument("--verificar", action="store_true",
                    help="não escreve nada: só confere se exercises/ é o que o nbgrader gera")
+    from .sandbox import Limits
 
     def workspace_args(q, solucoes=True):
         q.add_argument("--workspace", required=True, type=Path, metavar="PASTA",
@@ -118,8 +119,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "nbgrader_config.py do repositório, ou 30)")
     g.add_argument("--tempo-notebook", type=_positive(float), default=300.0, metavar="S",
                    help="limite por notebook, em segundos (padrão: 300)")
-    g.add_argument("--memoria", type=_positive(int), default=2048, metavar="MIB",
-                   help="memória máxima de cada kernel, em MiB (padrão: 2048)")
+    g.add_argument("--memoria", type=_positive(int), default=Limits.memory_mib, metavar="MIB",
+                   help="memória de cada notebook, somando todos os processos que ele iniciar, com "
+                        f"memória compartilhada e tmpfs, em MiB (padrão: {Limits.memory_mib})")
+    g.add_argument("--processos", type=_positive(int), default=Limits.nproc, metavar="N",
+                   help="processos e threads de cada notebook, somando todos "
+                        f"(padrão: {Limits.nproc})")
+    g.add_argument("--disco", type=_positive(int), default=Limits.disk_mib, metavar="MIB",
+                   help="espaço para escrever na pasta do notebook e no HOME do kernel, em MiB "
+                        f"(padrão: {Limits.disk_mib})")
     g.add_argument("--sem-sandbox", "--no-sandbox", dest="sem_sandbox", action="store_true",
                    help="corrige sem bubblewrap (PERIGOSO: o código dos alunos roda com os seus direitos)")
     deadline_args(g)
@@ -282,6 +290,31 @@ def cmd_deadlines(args) -> int:
 
 
 def cmd_grade(args) -> int:
+    """Um corretor por workspace (lock.py); antes de corrigir, limpa o que uma correção
+    interrompida deixou (pastas de kernel, cgroups) e avisa uma vez se não há cgroup."""
+    from .course import Workspace
+    from .lock import WorkspaceBusy, clean_leftovers, hold
+    from .sandbox import box_warning
+    ws = Workspace(args.workspace, args.solucoes)
+    root = ws.root
+    try:
+        ws.check_outside_repo()          # antes da trava: ela cria .autograder/ no workspace
+    except ValueError as e:
+        print(f"erro: {e}", file=sys.stderr)
+        return 2
+    try:
+        with hold(root):
+            clean_leftovers(root)
+            warning = box_warning()
+            if warning:
+                print(warning, file=sys.stderr, flush=True)
+            return _cmd_grade(args)
+    except WorkspaceBusy as e:
+        print(f"erro: {e}", file=sys.stderr)
+        return 2
+
+
+def _cmd_grade(args) -> int:
     from .course import Workspace
     from .deadlines import load_deadlines
     from .executor import ExecSettings
@@ -295,7 +328,8 @@ def cmd_grade(args) -> int:
     opts = GradeOptions(
         submissions=args.entregas, assignments=args.assignment, jobs=args.jobs,
         settings=ExecSettings(cell_timeout=args.tempo_celula, notebook_timeout=args.tempo_notebook),
-        limits=Limits(memory_mib=args.memoria), use_sandbox=not args.sem_sandbox,
+        limits=Limits(memory_mib=args.memoria, nproc=args.processos, disk_mib=args.disco),
+        use_sandbox=not args.sem_sandbox,
         pattern=args.padrao, tz=args.fuso, deadlines=args.prazo, redo=args.refazer,
         tty=False if args.sem_barra else None, zygote=not args.sem_zigoto)
     try:

@@ -192,10 +192,9 @@ class Workspace:
     def run_dir(self) -> Path:
         """Pasta nova e curta para um kernel (sockets Unix: caminho < 108 bytes)."""
         import tempfile
-        base = os.environ.get("TMPDIR", "/tmp")
-        if len(base) > 40 or not os.path.isdir(base):
-            base = "/tmp"
-        return Path(tempfile.mkdtemp(prefix="ag-", dir=base))
+
+        from .lock import run_prefix, temp_base   # o prefixo marca o workspace (lock.clean_leftovers)
+        return Path(tempfile.mkdtemp(prefix=run_prefix(self.root), dir=temp_base()))
 
     @property
     def kernels_dir(self) -> Path:

@@ -146,6 +146,8 @@ class SandboxKernel:
             transport="ipc", ip=str(run_dir / "k"))
         self.km.connection_file = str(run_dir / "conexao.json")
         self.kc = None
+        from .sandbox import Box
+        self.box = Box.for_run_dir(run_dir)    # [caixa] GANCHO (issue 13): o cgroup deste kernel
 
     async def start(self, startup_timeout: float = 60.0, warm: list[str] | None = None):
         log = open(self.run_dir / "kernel.log", "wb")
@@ -199,6 +201,10 @@ class SandboxKernel:
             await self.km.cleanup_resources()
         except Exception:  # noqa: BLE001
             pass
+        # [caixa] GANCHO (issue 13): mata tudo o que o notebook iniciou e remove o cgroup dele
+        # (o lançador de sandbox.py o criou com o nome da pasta do kernel).
+        from .sandbox import Box
+        Box.for_run_dir(self.run_dir).close()
 
 
 class Zygote:
@@ -439,6 +445,13 @@ class _Run:
             if not self.dead:
                 await self.check("fim do notebook")
         finally:
+            # [caixa] GANCHO (issue 13): o cgroup do notebook matou algo por falta de memória?
+            box = getattr(self.kernel, "box", None)
+            if box is not None and box.memory_exceeded():
+                mib = f"{box.memory_limit_mib() or 0:,}".replace(",", ".")
+                self._set_status("crashed", f"o notebook passou do limite de memória ({mib} MiB, contando "
+                                            "todos os processos que ele iniciou) e o sistema encerrou "
+                                            "processos dele")
             await self.kernel.shutdown()
         self.outcome.seconds = time.monotonic() - t0
         self.outcome.flags = list(dict.fromkeys(self.outcome.flags))

@@ -49,6 +49,21 @@ def load_notebook(raw: bytes):
         return None, f"JSON inválido (linha {e.lineno}, coluna {e.colno}: {e.msg})"
     if not isinstance(data, dict) or not isinstance(data.get("cells", data.get("worksheets")), list):
         return None, "não é um notebook do Jupyter (falta a lista de células)"
+    # nbformat 4.0-4.4 com ids nas células (o que `nbformat.v4.new_code_cell` escreve, e o
+    # Jupyter abre): os ids só existem a partir de 4.5, então o notebook passa a 4.5
+    if data.get("nbformat") == 4 and isinstance(data.get("nbformat_minor"), int) \
+            and data["nbformat_minor"] < 5 and any(isinstance(c, dict) and "id" in c for c in data["cells"]):
+        data["nbformat_minor"] = 5
+        import re
+        import uuid
+        seen: set = set()
+        for c in data["cells"]:
+            if isinstance(c, dict):
+                cid = c.get("id")
+                if not (isinstance(cid, str) and re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", cid)) or cid in seen:
+                    c["id"] = cid = uuid.uuid4().hex[:8]
+                seen.add(cid)
+        text = json.dumps(data)
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as e:  # noqa: BLE001
@@ -375,4 +390,6 @@ async def grade_job(ws: Workspace, info: AssignmentInfo, job: dict, shard_url: s
         if note:
             (r.notes if raw is not None else r.details).append(note)
         result.notebooks.append(r)
+    result.collection_notes = list(job.get("notes", []))     # o que a coleta observou (issue 13)
+    result.participant = job.get("participant")               # número de participante do Moodle
     return result.finish()

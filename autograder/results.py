@@ -127,6 +127,8 @@ class JobResult:
     timestamp: str | None = None              # ISO 8601 com fuso, ou None
     notebooks: list[NotebookResult] = field(default_factory=list)
     status: Status = Status.OK
+    participant: str | None = None            # número de participante do Moodle, se o zip trouxe
+    collection_notes: list[str] = field(default_factory=list)   # observações da coleta (links, tamanhos...)
     version: str = VERSION
 
     # -- agregados ----------------------------------------------------------------
@@ -140,7 +142,7 @@ class JobResult:
 
     @property
     def notes(self) -> list[str]:
-        return [x for n in self.notebooks for x in n.notes]
+        return [x for n in self.notebooks for x in n.notes] + list(self.collection_notes)
 
     @property
     def auto_score(self) -> float:

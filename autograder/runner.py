@@ -185,7 +185,9 @@ def _watchdog_result(job: dict, info_cells: dict, limit: float) -> JobResult:
     nbs = [NotebookResult(n, Status.TIMEOUT, details=[msg] if i == 0 else [],
                           questions=[QuestionResult.zero(c) for c in cells], seconds=limit)
            for i, (n, cells) in enumerate(info_cells.items())]
-    return JobResult(job["student"], job["assignment"], job["key"], job.get("timestamp"), nbs).finish()
+    return JobResult(job["student"], job["assignment"], job["key"], job.get("timestamp"), nbs,
+                     participant=job.get("participant"),
+                     collection_notes=list(job.get("notes", []))).finish()
 
 
 def notebook_names(ws: Workspace, assignment: str) -> list[str]:
@@ -205,6 +207,20 @@ def assigned_set(given: list[str], due: dict, available: list[str]) -> list[str]
                              f"(corrija com `python -m autograder deadlines --workspace ... --remover TAREFA`)")
         return sorted(due)
     return None
+
+
+def _failed_result(job: dict, info_cells: dict, error: str) -> JobResult:
+    """Linha `crashed` (nota 0, com o motivo) para uma entrega que o corretor não conseguiu corrigir;
+    a chave fica vazia, então a próxima correção tenta de novo."""
+    lines = [x for x in error.strip().splitlines() if x.strip()]
+    first = (lines[-1] if lines[0].startswith("Traceback") else lines[0]) if lines else "erro do corretor"
+    why = f"não foi possível corrigir: {first[:300]}"
+    r = _watchdog_result(job, info_cells, 0.0)
+    r.key = ""
+    for i, nb in enumerate(r.notebooks):
+        nb.status = Status.CRASHED
+        nb.details = [why] if i == 0 else []
+    return r.finish()
 
 
 def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
@@ -281,7 +297,9 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
                       .strftime("%Y-%m-%d %H:%M:%S.%f UTC") if sub and sub.timestamp else None)
             _mirror(ws.submitted(s, a), files, ts_utc)
             job = {"student": s, "assignment": a, "timestamp": ts,
-                   "key": job_key(files, ts, infos[a].source_hash, fingerprint)}
+                   "key": job_key(files, ts, infos[a].source_hash, fingerprint),
+                   # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
+                   "notes": list(sub.notes) if sub else [], "participant": sub.participant if sub else None}
             jobs.append(job)
             old = None if opts.redo else read_result(ws.result_path(s, a))
             if old is None or old.key != job["key"]:
@@ -347,6 +365,9 @@ def _run_workers(ws, opts, infos, todo, students, summary, cfg):
             if attempts[key] < 2:
                 jobs_q.put(job)                 # mais uma chance, num processo novo
             else:
+                # [coleta] issue 13: um kernel que não inicia nunca tira o aluno do grades.csv
+                write_result(ws.result_path(job["student"], job["assignment"]),
+                             _failed_result(job, infos[job["assignment"]].cells, error))
                 done_q.put({"ok": False, "student": job["student"], "assignment": job["assignment"],
                             "error": error})
 
@@ -386,6 +407,9 @@ def _run_workers(ws, opts, infos, todo, students, summary, cfg):
                     continue
                 inflight.pop(0)
                 if reply.get("ok") or reply.get("infra"):
+                    if not reply.get("ok"):     # [coleta] issue 13: kernel não iniciou -> linha crashed
+                        write_result(ws.result_path(job["student"], job["assignment"]),
+                                     _failed_result(job, info.cells, reply.get("error", "")))
                     done_q.put(reply)
                 else:
                     failed(job, reply.get("error", ""))

@@ -4,9 +4,14 @@ Cada notebook roda num kernel IPython próprio, iniciado por um *kernel spec*
 cujo `argv` chama este módulo como lançador (`python -m autograder.sandbox`).
 O lançador, ainda com os direitos do corretor:
 
+0. entra na caixa do notebook (`Box.enter`, um cgroup de cgroup.py com
+   limite de memória e de processos do grupo inteiro; o corretor mata tudo o
+   que está nela com `Box.close` quando o notebook termina) e, se é root,
+   põe trabalho/ e home/ num tmpfs do tamanho do limite de disco
+   (`private_disk`, num namespace de montagem só dele);
 1. aplica limites de recursos herdados por tudo o que vier depois
-   (RLIMIT_AS = memória, RLIMIT_FSIZE = tamanho de arquivo, RLIMIT_NPROC,
-   RLIMIT_CORE = 0);
+   (RLIMIT_AS = memória por processo, RLIMIT_FSIZE = tamanho de arquivo,
+   RLIMIT_CORE = 0; RLIMIT_NPROC só sem cgroup);
 2. se o corretor é root, entrega a pasta do trabalho e o arquivo de conexão
    ao usuário `nobody` e troca de usuário com `setpriv` (o aluno nunca roda
    como root);
@@ -23,7 +28,12 @@ kernel numa sessão própria, então um SIGINT para o grupo de processos do
 lançador não chegaria ao kernel; o pedido de interrupção vai pelo canal de
 controle e o próprio ipykernel manda SIGINT a si mesmo. Um laço que ignora
 SIGINT não para: quem chama (executor.py) espera um pouco e mata o kernel.
-`--die-with-parent` garante que nada sobrevive ao corretor.
+`--die-with-parent` e `--unshare-pid` garantem que nada sobrevive ao corretor:
+quando o init do namespace de PID morre, o kernel do Linux mata todos lá
+dentro. O ipykernel não vigia o processo pai (o vigia dele veria o init do
+namespace como pai morto): o `--clearenv` tira o JPY_PARENT_PID que o ligaria.
+O kernel roda com `python -P` e `ignore_cwd`: a pasta do trabalho não entra
+no sys.path.
 
 Sem bubblewrap o corretor se recusa a rodar, a menos que `--sem-sandbox` seja
 pedido; nesse modo só os limites de recursos valem (e o aviso diz isso).
@@ -44,6 +54,16 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+if __package__:
+    from . import cgroup
+else:  # lançador rodado como script (`python -I sandbox.py`): carrega cgroup.py pelo caminho
+    import importlib.util
+    _spec = importlib.util.spec_from_file_location(
+        "autograder_cgroup", os.path.join(os.path.dirname(os.path.abspath(__file__)), "cgroup.py"))
+    cgroup = importlib.util.module_from_spec(_spec)
+    sys.modules[_spec.name] = cgroup
+    _spec.loader.exec_module(cgroup)
+
 KERNEL_NAME = "autograder-sandbox"
 NOBODY = 65534
 MiB = 1024 * 1024
@@ -51,12 +71,15 @@ MiB = 1024 * 1024
 
 @dataclass
 class Limits:
-    """Limites de um kernel de aluno."""
+    """Limites de um notebook (o kernel e tudo o que ele iniciar)."""
 
-    memory_mib: int = 2048        # RLIMIT_AS: espaço de endereçamento (torch importado usa ~700 MiB)
+    memory_mib: int = 2048        # cgroup: memória do notebook inteiro (com shm, tmpfs, memfd);
+                                  # também RLIMIT_AS por processo (torch importado usa ~700 MiB)
     file_mib: int = 64            # RLIMIT_FSIZE: maior arquivo que o aluno pode escrever
     tmp_mib: int = 128            # tamanho do /tmp em memória dentro da sandbox
-    nproc: int = 512              # RLIMIT_NPROC: contra bomba de fork (threads contam)
+    nproc: int = 128              # cgroup pids.max: processos + threads do notebook (sem cgroup:
+                                  # RLIMIT_NPROC, que conta por usuário)
+    disk_mib: int = 256           # pastas trabalho/ e home/ num tmpfs deste tamanho (root)
     threads: int = 1              # OMP/MKL/OpenBLAS: 1 thread por kernel (nota igual em série e em paralelo)
 
 
@@ -167,8 +190,11 @@ def build_command(cfg: SandboxConfig, connection_file: str, *, drop_to: int | No
     work_dir = run_dir if program else os.path.join(run_dir, "trabalho")
     home = os.path.join(run_dir, "home")
     env = kernel_env(cfg.limits, home)
-    kernel = program or [cfg.python, "-m", "ipykernel_launcher", "-f", connection_file,
-                         "--HistoryManager.hist_file=:memory:", *(extra or [])]
+    # -P (safe path) e ignore_cwd: nem o Python nem o IPython põem a pasta do trabalho
+    # em sys.path, então um numpy.py ou ipykernel_launcher.py entregue ali não substitui nada
+    kernel = program or [cfg.python, "-P", "-m", "ipykernel_launcher", "-f", connection_file,
+                         "--HistoryManager.hist_file=:memory:", "--InteractiveShellApp.ignore_cwd=True",
+                         *(extra or [])]
     if not cfg.enabled:
         return kernel, env
     args = [bwrap_path() or "bwrap"]
@@ -269,15 +295,165 @@ def _chown_tree(path: str, uid: int) -> None:
 def zygote_program(cfg: SandboxConfig, runs_root: str, warm: list[str]) -> list[str]:
     """O zigoto roda de uma cópia de zygote.py na pasta montada (o repositório não é visível)."""
     zcfg = {"warm": warm, "env": kernel_env(cfg.limits, "/tmp"), "memory_mib": cfg.limits.memory_mib,
-            "file_mib": cfg.limits.file_mib, "nproc": cfg.limits.nproc, "tmp_mib": cfg.limits.tmp_mib,
+            "file_mib": cfg.limits.file_mib, "nproc": max(cfg.limits.nproc, 512), "tmp_mib": cfg.limits.tmp_mib,
             # o filho monta um /tmp novo: um Python que mora em /tmp tem de ser remontado nele
             "keep": [p for p in _python_roots() + list(cfg.extra_ro) if p.startswith("/tmp/")]}
     return [cfg.python, "-I", os.path.join(runs_root, "zygote.py"), json.dumps(zcfg)]
 
 
+# ----------------------------------------------------------------------------- a caixa
+
+_probe: tuple | None = None
+
+
+def box_backend() -> tuple:
+    """(backend de cgroup, motivo): testado uma vez por processo; backend None = sem cgroup."""
+    global _probe
+    if _probe is None:
+        _probe = cgroup.detect()
+    return _probe
+
+
+def box_warning() -> str | None:
+    """O aviso (uma vez, pelo corretor) quando não há cgroup; None quando há."""
+    backend, why = box_backend()
+    if backend is not None:
+        return None
+    return (f"AVISO: sem cgroup por notebook ({why}). Valem só os limites por processo (rlimits): "
+            "memória compartilhada e memfd não contam no limite de memória, o limite de processos "
+            "é por usuário (somando todos os kernels) e processos que o aluno soltar podem "
+            "sobreviver ao notebook.")
+
+
+class Box:
+    """A caixa de um notebook: um cgroup com o kernel e tudo o que ele iniciar.
+
+    O lançador (ainda root, antes de trocar de usuário e de fazer exec do bwrap)
+    chama `enter()`: cria o cgroup, põe os limites e entra nele; os filhos
+    herdam. O corretor, quando o notebook termina (como quer que tenha
+    terminado), chama `close()`: mata todos os processos do grupo, confere que
+    ficou vazio e remove o cgroup. O nome vem da pasta do kernel, que os dois
+    lados conhecem (`for_run_dir`)."""
+
+    def __init__(self, name: str, limits: Limits | None = None, backend=None):
+        self.name = name
+        self.limits = limits or Limits()
+        self._backend = backend
+
+    @classmethod
+    def for_run_dir(cls, run_dir, limits: Limits | None = None) -> "Box":
+        return cls(os.path.basename(os.path.abspath(str(run_dir))), limits)
+
+    @property
+    def backend(self):
+        return self._backend if self._backend is not None else box_backend()[0]
+
+    def enter(self) -> bool:
+        """Cria a caixa e põe este processo nela; False (e o motivo no stderr) se não há cgroup."""
+        b = self.backend
+        if b is None:
+            print(box_warning(), file=sys.stderr, flush=True)
+            return False
+        try:
+            b.create(self.name, cgroup.CgroupLimits(memory_bytes=self.limits.memory_mib * MiB,
+                                                    pids=self.limits.nproc))
+            b.add(self.name, os.getpid())
+        except (OSError, cgroup.CgroupError) as e:
+            print(f"AVISO: não consegui pôr o kernel no cgroup {self.name}: {e}; "
+                  "valem só os limites por processo", file=sys.stderr, flush=True)
+            return False
+        return True
+
+    def pids(self) -> list[int]:
+        return self.backend.pids(self.name) if self.backend is not None else []
+
+    def kill(self) -> bool:
+        """Mata todos os processos da caixa; True quando ela ficou vazia (ou não existe)."""
+        b = self.backend
+        return True if b is None else b.kill(self.name)
+
+    def peak_memory(self) -> int | None:
+        """Pico de memória da caixa, em bytes (None sem cgroup)."""
+        b = self.backend
+        return None if b is None else b.peak_memory(self.name)
+
+    def memory_limit_mib(self) -> int | None:
+        """O limite de memória gravado no cgroup, em MiB (None sem cgroup)."""
+        b = self.backend
+        v = None if b is None else b.memory_limit(self.name)
+        return None if v is None else v // MiB
+
+    def memory_exceeded(self) -> bool:
+        """O kernel do Linux matou algum processo da caixa por falta de memória?"""
+        b = self.backend
+        return b is not None and b.oom_kills(self.name) > 0
+
+    def close(self) -> None:
+        """Mata o que restou e remove o cgroup. Levanta CgroupError se algo sobreviveu."""
+        b = self.backend
+        if b is None:
+            return
+        if not b.kill(self.name):
+            raise cgroup.CgroupError(f"processos do cgroup {self.name} não morreram: {b.pids(self.name)}")
+        b.remove(self.name)
+
+
+def clean_stale_boxes(prefix: str) -> list[str]:
+    """Mata e remove as caixas de uma correção interrompida (nomes que começam com `prefix`)."""
+    b = box_backend()[0]
+    if b is None:
+        return []
+    gone = []
+    for name in b.names():
+        if name.startswith(prefix):
+            try:
+                Box(name, backend=b).close()
+                gone.append(name)
+            except (OSError, cgroup.CgroupError):
+                pass
+    return gone
+
+
+def private_disk(run_dir: str, size_mib: int) -> bool:  # pragma: no cover - roda no lançador
+    """trabalho/ e home/ num tmpfs de `size_mib` MiB, visível só para este kernel.
+
+    O lançador (root) entra num namespace de montagem próprio, monta o tmpfs em
+    `run_dir/disco`, copia as duas pastas para lá e as monta por cima das
+    originais; o bwrap herda essas montagens. Escrever além do tamanho dá
+    "No space left on device" ao aluno; as páginas contam na memória da caixa.
+    O tmpfs some sozinho quando o último processo do namespace termina."""
+    import ctypes
+    import shutil as _sh
+    libc = ctypes.CDLL(None, use_errno=True)
+    clone_newns, ms_rec, ms_private, ms_bind, ms_nosuid, ms_nodev = 0x20000, 0x4000, 1 << 18, 4096, 2, 4
+
+    def mount(src, dst, fstype, flags, data):
+        if libc.mount(src, dst.encode(), fstype, flags, data) != 0:
+            e = ctypes.get_errno()
+            raise OSError(e, f"mount {dst}: {os.strerror(e)}")
+
+    try:
+        if libc.unshare(clone_newns) != 0:
+            e = ctypes.get_errno()
+            raise OSError(e, f"unshare(CLONE_NEWNS): {os.strerror(e)}")
+        mount(b"none", "/", None, ms_rec | ms_private, None)
+        disk = os.path.join(run_dir, "disco")
+        os.makedirs(disk, mode=0o755, exist_ok=True)
+        mount(b"tmpfs", disk, b"tmpfs", ms_nosuid | ms_nodev, f"size={size_mib}m,mode=0755".encode())
+        for sub in ("trabalho", "home"):
+            src, dst = os.path.join(run_dir, sub), os.path.join(disk, sub)
+            _sh.copytree(src, dst, symlinks=True)
+            mount(dst.encode(), src, None, ms_bind, None)
+    except OSError as e:
+        print(f"AVISO: sem limite de disco para este kernel ({e}); vale só o RLIMIT_FSIZE por arquivo",
+              file=sys.stderr, flush=True)
+        return False
+    return True
+
+
 def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = None,
            program: list[str] | None = None) -> None:  # pragma: no cover - faz exec
-    """Aplica os limites, troca de usuário e faz exec do kernel na sandbox."""
+    """Põe o lançador na caixa, aplica os limites, troca de usuário e faz exec do kernel na sandbox."""
     lim = cfg.limits
     try:   # o kernel morre junto com o processo de correção (sem sandbox não há --die-with-parent)
         import ctypes
@@ -285,21 +461,29 @@ def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = N
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
     except Exception:  # noqa: BLE001 - fora do Linux: segue sem
         pass
+    run_dir = os.path.dirname(os.path.abspath(connection_file))
+    # A caixa (cgroup) ANTES de tudo: daqui em diante, cada processo e cada página de
+    # memória (inclusive o tmpfs do disco abaixo) contam no limite do notebook.
+    boxed = not program and Box.for_run_dir(run_dir, lim).enter()
     mem = lim.memory_mib * MiB
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     fsz = lim.file_mib * MiB
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsz, fsz))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     drop = cfg.enabled and os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv")
+    if drop and not program:
+        private_disk(run_dir, lim.disk_mib)
     cmd, env = build_command(cfg, connection_file, drop_to=NOBODY if drop else None, extra=extra,
                              program=program)
     if cfg.enabled:
         if drop and not program:
             # root: o aluno roda como nobody (a pasta do trabalho passa a ser dele)
-            _chown_tree(os.path.dirname(os.path.abspath(connection_file)), NOBODY)
-        resource.setrlimit(resource.RLIMIT_NPROC, (lim.nproc, lim.nproc))
+            _chown_tree(run_dir, NOBODY)
+        if not boxed:   # sem cgroup: o limite de processos é por usuário (todas as sandboxes de nobody)
+            n = max(lim.nproc, 512) if program else lim.nproc   # o zigoto: o mesmo de zygote_program
+            resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
     else:
-        os.chdir(os.path.join(os.path.dirname(os.path.abspath(connection_file)), "trabalho"))
+        os.chdir(os.path.join(run_dir, "trabalho"))
         env = {**env, "PATH": os.path.dirname(cfg.python) + ":" + env["PATH"]}
     os.execvpe(cmd[0], cmd, env)
 

@@ -20,9 +20,13 @@ vem no zip: o caminho de destino é montado com identificadores saneados.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import stat
 import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,16 +34,24 @@ from zoneinfo import ZoneInfo
 
 DEFAULT_TZ = "America/Sao_Paulo"
 MAX_FILE = 50 * 1024 * 1024          # 50 MiB: um notebook maior que isso é inválido
+MAX_STUDENT = 200 * 1024 * 1024      # 200 MiB por aluno e tarefa, somando os arquivos
+# Erros de leitura que viram uma observação na linha do aluno (nunca derrubam a coleta):
+# arquivo sumido ou sem permissão, zip corrompido ou cifrado, compressão desconhecida.
+READ_ERRORS = (OSError, zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError,
+               ValueError)
 
 
 @dataclass
 class Submission:
-    student: str
+    student: str                                               # id único: pasta, gradebook, CSV
     assignment: str
     files: dict[str, bytes] = field(default_factory=dict)    # nome relativo -> conteúdo
     timestamp: datetime | None = None                          # com fuso
     origin: str = ""
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)            # vão para a linha do aluno
+    name: str = ""                                             # o nome como veio (pasta, zip, AVA)
+    participant: str | None = None                             # número de participante do Moodle
+    size: int = 0                                              # bytes guardados em `files`
 
 
 def slug(text: str) -> str:
@@ -47,6 +59,29 @@ def slug(text: str) -> str:
     t = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     t = re.sub(r"[^A-Za-z0-9._-]+", "-", t.strip()).strip("-.")
     return t[:80]
+
+
+def safe_part(part: str) -> str:
+    """Um componente de caminho entregue pelo aluno, com o mínimo trocado.
+
+    O nome continua o mesmo para o código do aluno (`open("dados 1.csv")`), só
+    perde o que poderia sair da pasta ou confundir o sistema de arquivos:
+    barras invertidas, caracteres de controle, `.`/`..` e nomes longos demais."""
+    p = unicodedata.normalize("NFC", part)
+    p = re.sub(r"[\x00-\x1f\x7f\\]", "_", p).strip()
+    if p in ("", ".", ".."):
+        return ""
+    while len(p.encode()) > 200:
+        p = p[:-1]
+    return p
+
+
+def _student_key(name: str, participant: str | None) -> tuple[str, str]:
+    return unicodedata.normalize("NFC", name.strip()), participant or ""
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
 
 
 def parse_time(text: str, tz: ZoneInfo) -> datetime:
@@ -75,7 +110,19 @@ def _nb_key(path: str) -> str:
     return Path(path).stem
 
 
+def _is_link(info: zipfile.ZipInfo) -> bool:
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
 class Collector:
+    """Junta as entregas por (aluno, tarefa) sem nunca juntar dois alunos nem parar a coleta.
+
+    Os alunos são guardados pelo nome como veio (e o número de participante do
+    Moodle); o id de cada um só é escolhido no fim (`result`): o nome saneado
+    (`slug`), o número de participante quando há (`Maria-Silva_111`), e, se
+    dois nomes diferentes ainda dão o mesmo id (`José` e `Jose`, `a b` e
+    `a-b`), os que não são exatamente o id ganham um sufixo do hash do nome."""
+
     def __init__(self, assignments: dict[str, list[str]], tz: ZoneInfo,
                  only: str | None = None, pattern: str | None = None):
         """assignments: tarefa -> notebooks esperados; only: a tarefa de --assignment."""
@@ -83,81 +130,199 @@ class Collector:
         self.tz = tz
         self.only = only
         self.pattern = re.compile(pattern) if pattern else None
-        self.subs: dict[tuple[str, str], Submission] = {}
+        self.subs: dict[tuple[tuple[str, str], str], Submission] = {}
         self.warnings: list[str] = []
 
     # -- registro ---------------------------------------------------------------
-    def _add(self, student_raw: str, assignment: str | None, rel: str, data: bytes,
-             timestamp: datetime | None, origin: str):
-        student = slug(student_raw)
-        if not student:
-            self.warnings.append(f"ignorado (aluno sem nome válido): {origin}")
-            return
+    def _assignment(self, assignment: str | None, origin: str) -> str | None:
         assignment = assignment or self.only
         if assignment is None:
             if len(self.assignments) == 1:
-                assignment = next(iter(self.assignments))
-            else:
-                self.warnings.append(f"ignorado (não sei de qual tarefa é; use --assignment): {origin}")
-                return
+                return next(iter(self.assignments))
+            self.warnings.append(f"ignorado (não sei de qual tarefa é; use --assignment): {origin}")
+            return None
         if assignment not in self.assignments:
             self.warnings.append(f"ignorado (tarefa '{assignment}' desconhecida): {origin}")
-            return
+            return None
         if self.only and assignment != self.only:
+            return None
+        return assignment
+
+    def _sub(self, student_raw: str, assignment: str, origin: str,
+             participant: str | None = None) -> Submission | None:
+        """A entrega (aluno, tarefa), criada se preciso; None se o nome não serve para id."""
+        if not slug(student_raw):
+            self.warnings.append(f"ignorado (aluno sem nome válido): {origin}")
+            return None
+        key = (_student_key(student_raw, participant), assignment)
+        if key not in self.subs:
+            self.subs[key] = Submission("", assignment, origin=origin, name=key[0][0],
+                                        participant=participant)
+        return self.subs[key]
+
+    def note(self, sub: Submission | None, text: str) -> None:
+        """Observação na linha do aluno (e nos avisos da coleta)."""
+        if sub is not None:
+            sub.notes.append(text)
+        self.warnings.append(f"{sub.name if sub else '?'}: {text}")
+
+    def _add(self, student_raw: str, assignment: str | None, rel: str, data: bytes,
+             timestamp: datetime | None, origin: str, participant: str | None = None):
+        assignment = self._assignment(assignment, origin)
+        if assignment is None:
             return
-        key = (student, assignment)
-        sub = self.subs.setdefault(key, Submission(student, assignment, origin=origin))
-        rel = "/".join(slug(p) or "_" for p in Path(rel).parts)
+        sub = self._sub(student_raw, assignment, origin, participant)
+        if sub is None:
+            return
+        parts = [safe_part(p) for p in rel.replace("\\", "/").split("/")]
+        parts = [p for p in parts if p]
+        if not parts:
+            self.note(sub, f"arquivo sem nome válido ignorado: {origin}")
+            return
+        rel = "/".join(parts)
+        if sub.size + len(data) > MAX_STUDENT:
+            self.note(sub, f"{rel} ignorado: a entrega passaria de {MAX_STUDENT // 1024 // 1024} MiB")
+            return
         if rel in sub.files:
             if timestamp is not None and sub.timestamp is not None and timestamp <= sub.timestamp:
-                self.warnings.append(f"{student}/{assignment}: entrega repetida de {rel}; "
+                self.warnings.append(f"{sub.name}/{assignment}: entrega repetida de {rel}; "
                                      f"fica a mais recente ({origin} ignorado)")
                 return
-            self.warnings.append(f"{student}/{assignment}: entrega repetida de {rel}; "
+            self.warnings.append(f"{sub.name}/{assignment}: entrega repetida de {rel}; "
                                  f"fica {origin}")
+            sub.size -= len(sub.files.pop(rel))
+        clash = self._clash(sub, rel)
+        if clash:
+            new = self._free_name(sub, rel)
+            if new is None:
+                self.note(sub, f"{rel} ignorado: nomes demais colidindo com {clash}")
+                return
+            self.note(sub, f"{rel} guardado como {new}: o nome colide com {clash}")
+            rel = new
         sub.files[rel] = data
+        sub.size += len(data)
         if timestamp is not None and (sub.timestamp is None or timestamp > sub.timestamp):
             sub.timestamp = timestamp
 
+    @staticmethod
+    def _clash(sub: Submission, rel: str) -> str | None:
+        """Outro arquivo cujo caminho não deixa `rel` existir (um é pasta do outro)."""
+        parts = rel.split("/")
+        for k in range(1, len(parts)):
+            if "/".join(parts[:k]) in sub.files:
+                return "/".join(parts[:k])
+        prefix = rel + "/"
+        for other in sub.files:
+            if other.startswith(prefix):
+                return other
+        return None
+
+    def _free_name(self, sub: Submission, rel: str) -> str | None:
+        """`rel` com `~N` no componente que colide: a pasta (`dados~2/x.csv`) ou o arquivo."""
+        parts = rel.split("/")
+        clash = self._clash(sub, rel) or rel
+        k = len(clash.split("/")) - 1 if not clash.startswith(rel + "/") else len(parts) - 1
+        k = min(k, len(parts) - 1)
+        name = parts[k]
+        stem, dot, ext = name.partition(".") if not name.startswith(".") and k == len(parts) - 1 \
+            else (name, "", "")
+        for n in range(2, 1000):
+            cand = "/".join(parts[:k] + [f"{stem}~{n}{dot}{ext}"] + parts[k + 1:])
+            if cand not in sub.files and not self._clash(sub, cand):
+                return cand
+        return None
+
     # -- pasta ------------------------------------------------------------------
     def from_folder(self, root: Path):
-        for sdir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            found = False
-            for a in sorted(self.assignments):
-                adir = sdir / a
-                if adir.is_dir():
-                    found = True
-                    self._folder_assignment(sdir.name, a, adir)
-            if not found and self.only:
-                direct = [p for p in sdir.iterdir() if p.is_file()]
-                if direct:
-                    self._folder_assignment(sdir.name, self.only, sdir)
-                    found = True
-            if not found:
-                # aluno sem nenhuma tarefa: aparece como `missing` em todas
-                for a in self.assignments:
-                    if not self.only or a == self.only:
-                        self.subs.setdefault((slug(sdir.name), a),
-                                             Submission(slug(sdir.name), a, origin=str(sdir)))
+        """<aluno>/<tarefa>/... ; links simbólicos nunca são seguidos (o aluno fica com a nota)."""
+        for sdir in sorted(root.iterdir()):
+            if sdir.name.startswith("."):
+                continue
+            try:
+                st = os.lstat(sdir)
+            except OSError as e:
+                self.warnings.append(f"ignorado ({e.strerror}): {sdir}")
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                for a in self._wanted():
+                    self.note(self._sub(sdir.name, a, str(sdir)),
+                              f"a pasta {sdir.name} é um link simbólico e não foi lida "
+                              "(links em entregas nunca são seguidos)")
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                continue
+            try:
+                self._folder_student(sdir)
+            except READ_ERRORS as e:       # um aluno com problema não para a coleta
+                for a in self._wanted():
+                    self.note(self._sub(sdir.name, a, str(sdir)),
+                              f"erro ao ler a entrega: {type(e).__name__}: {e}")
+
+    def _wanted(self) -> list[str]:
+        return [a for a in sorted(self.assignments) if not self.only or a == self.only]
+
+    def _folder_student(self, sdir: Path):
+        found = False
+        for a in sorted(self.assignments):
+            adir = sdir / a
+            if os.path.islink(adir):
+                if a in self._wanted():
+                    self.note(self._sub(sdir.name, a, str(adir)),
+                              f"a pasta {a} é um link simbólico e não foi lida "
+                              "(links em entregas nunca são seguidos)")
+                found = True
+            elif adir.is_dir():
+                found = True
+                self._folder_assignment(sdir.name, a, adir)
+        if not found and self.only:
+            direct = [p for p in sdir.iterdir() if not p.is_dir() or p.is_symlink()]
+            if direct:
+                self._folder_assignment(sdir.name, self.only, sdir)
+                found = True
+        if not found:
+            # aluno sem nenhuma tarefa: aparece como `missing` em todas
+            for a in self._wanted():
+                self._sub(sdir.name, a, str(sdir))
 
     def _folder_assignment(self, student: str, a: str, adir: Path):
         ts = None
+        sub = self._sub(student, a, str(adir))
+        if sub is None:
+            return
         tsf = adir / "timestamp.txt"
-        if tsf.is_file():
+        if tsf.is_file() and not tsf.is_symlink():
             try:
-                ts = parse_time(tsf.read_text(encoding="utf-8", errors="replace"), self.tz)
+                ts = parse_time(tsf.read_text(encoding="utf-8", errors="replace")[:200], self.tz)
             except ValueError as e:
                 self.warnings.append(f"{student}/{a}: timestamp.txt ignorado ({e})")
-        key = (slug(student), a)
-        self.subs.setdefault(key, Submission(slug(student), a, origin=str(adir)))
-        for f in sorted(adir.rglob("*")):
-            if not f.is_file() or f.name == "timestamp.txt" or any(
-                    part.startswith(".") for part in f.relative_to(adir).parts):
-                continue
-            if f.stat().st_size > MAX_FILE and f.suffix != ".ipynb":
-                self.warnings.append(f"ignorado (arquivo grande demais): {f}")
-                continue
-            self._add(student, a, str(f.relative_to(adir)), f.read_bytes()[:MAX_FILE + 1], ts, str(f))
+        for dirpath, dirs, files in os.walk(adir, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(files) + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+                f = Path(dirpath) / name
+                rel = str(f.relative_to(adir))
+                if name.startswith(".") or rel == "timestamp.txt":
+                    continue
+                try:
+                    st = os.lstat(f)
+                    if stat.S_ISLNK(st.st_mode):
+                        self.note(sub, f"{rel} é um link simbólico e foi ignorado "
+                                       "(links em entregas nunca são seguidos)")
+                        continue
+                    if not stat.S_ISREG(st.st_mode):
+                        self.note(sub, f"{rel} não é um arquivo comum e foi ignorado")
+                        continue
+                    if st.st_size > MAX_FILE and not name.endswith(".ipynb"):
+                        self.note(sub, f"{rel} ignorado: arquivo grande demais "
+                                       f"({st.st_size // 1024 // 1024} MiB; máximo {MAX_FILE // 1024 // 1024} MiB)")
+                        continue
+                    # O_NOFOLLOW: se virou link entre o lstat e a abertura, falha em vez de seguir
+                    fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW)
+                    with os.fdopen(fd, "rb") as fh:
+                        data = fh.read(MAX_FILE + 1)   # notebook grande: load_notebook diz o motivo
+                except READ_ERRORS as e:
+                    self.note(sub, f"{rel} não pôde ser lido ({type(e).__name__}: {e})")
+                    continue
+                self._add(student, a, rel, data, ts, str(f))
 
     # -- zip -------------------------------------------------------------------
     def from_zip(self, path: Path):
@@ -167,26 +332,50 @@ class Collector:
                      and not Path(i.filename).name.startswith(".")]
             stamps = {}
             for i in infos:
-                if Path(i.filename).name == "timestamp.txt":
+                if Path(i.filename).name == "timestamp.txt" and i.file_size < 1024:
                     try:
                         stamps[str(Path(i.filename).parent)] = parse_time(
                             z.read(i).decode("utf-8", "replace"), self.tz)
-                    except ValueError as e:
+                    except READ_ERRORS as e:
                         self.warnings.append(f"{i.filename}: ignorado ({e})")
             for i in sorted(infos, key=lambda i: i.filename):
                 if Path(i.filename).name == "timestamp.txt":
                     continue
-                if i.file_size > MAX_FILE:
-                    self.warnings.append(f"ignorado (arquivo grande demais): {i.filename}")
+                try:
+                    m = self._match(i.filename, stamps)
+                except ValueError as e:     # horário ilegível no nome (--padrao)
+                    self.warnings.append(f"ignorado ({e}): {i.filename}")
                     continue
-                m = self._match(i.filename, stamps)
                 if m is None:
                     self.warnings.append(f"ignorado (nome fora dos formatos conhecidos): {i.filename}")
                     continue
-                student, assignment, rel, ts = m
-                self._add(student, assignment, rel, z.read(i), ts, f"{path.name}:{i.filename}")
+                student, assignment, rel, ts, participant = m
+                origin = f"{path.name}:{i.filename}"
+                problem = None
+                if _is_link(i):
+                    problem = f"{rel} é um link simbólico e foi ignorado (links em entregas nunca são seguidos)"
+                elif i.file_size > MAX_FILE:
+                    problem = (f"{rel} ignorado: arquivo grande demais "
+                               f"({i.file_size // 1024 // 1024} MiB declarados no zip)")
+                if problem is None:
+                    try:
+                        with z.open(i) as fh:             # o tamanho declarado pode mentir
+                            data = fh.read(MAX_FILE + 1)
+                    except READ_ERRORS as e:
+                        problem = f"{rel} não pôde ser lido do zip ({type(e).__name__}: {e})"
+                    else:
+                        if len(data) > MAX_FILE:
+                            problem = (f"{rel} ignorado: descomprimido passa de "
+                                       f"{MAX_FILE // 1024 // 1024} MiB (o zip declarava {i.file_size} bytes)")
+                if problem is not None:
+                    a = self._assignment(assignment, origin)
+                    if a is not None:
+                        self.note(self._sub(student, a, origin, participant), problem)
+                    continue
+                self._add(student, assignment, rel, data, ts, origin, participant)
 
     def _match(self, name: str, stamps: dict):
+        """(aluno, tarefa, nome relativo, horário, participante) ou None."""
         parts = name.split("/")
         fname = parts[-1]
         if self.pattern is not None:
@@ -195,38 +384,71 @@ class Collector:
                 g = m.groupdict()
                 ts = parse_time(g["timestamp"], self.tz) if g.get("timestamp") else None
                 rel = (g.get("notebook") or Path(fname).stem) + Path(fname).suffix
-                return g["student"], g.get("assignment"), rel, ts
+                return g["student"], g.get("assignment"), rel, ts, None
         # <aluno>/<tarefa>/<arquivo> em qualquer profundidade
         for k in range(len(parts) - 2, 0, -1):
             if parts[k] in self.assignments:
-                return parts[k - 1], parts[k], "/".join(parts[k + 1:]), stamps.get("/".join(parts[:k + 1]))
+                return (parts[k - 1], parts[k], "/".join(parts[k + 1:]),
+                        stamps.get("/".join(parts[:k + 1])), None)
         # Blackboard / nbgrader ZipCollect
         m = re.fullmatch(r"(?P<assignment>.+?)_(?P<student>[^_]+)_attempt_"
                          r"(?P<ts>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file>.+))?", fname)
         if m:
             a = m["assignment"] if m["assignment"] in self.assignments else None
             rel = m["file"] or (fname.split("_attempt_")[0] + ".ipynb")
-            return m["student"], a, rel, parse_time(m["ts"], self.tz)
+            return m["student"], a, rel, parse_time(m["ts"], self.tz), None
         # Moodle: "Nome do Aluno_123456_assignsubmission_file_/arquivo.ipynb"
         if len(parts) >= 2:
             m = re.fullmatch(r"(?P<name>.+?)_(?P<id>\d+)_assignsubmission_\w+_?", parts[-2])
             if m:
-                return m["name"], None, fname, None
+                return m["name"], None, fname, None, m["id"]
         # plano: aluno.ipynb, aluno_tarefa.ipynb ou tarefa_aluno.ipynb
         stem, suffix = Path(fname).stem, Path(fname).suffix
         for a in self.assignments:
             for pat in (rf"(?P<s>.+?)[_-]{re.escape(a)}", rf"{re.escape(a)}[_-](?P<s>.+)"):
                 m = re.fullmatch(pat, stem)
                 if m:
-                    return m["s"], a, a + suffix, None
+                    return m["s"], a, a + suffix, None, None
         if suffix == ".ipynb" and (self.only or len(self.assignments) == 1):
             a = self.only or next(iter(self.assignments))
             nbs = self.assignments[a]
-            return stem, a, (nbs[0] if len(nbs) == 1 else stem) + suffix, None
+            return stem, a, (nbs[0] if len(nbs) == 1 else stem) + suffix, None, None
         return None
 
+    def student_ids(self) -> dict[tuple[str, str], str]:
+        """Id de cada aluno (nome, participante); dois alunos nunca dividem um id."""
+        base: dict[tuple[str, str], str] = {}
+        for (skey, _a) in self.subs:
+            name, participant = skey
+            b = slug(name)
+            base[skey] = f"{b}_{participant}" if participant else b
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for skey, b in base.items():
+            groups.setdefault(b, []).append(skey)
+        ids: dict[tuple[str, str], str] = {}
+        for b, keys in groups.items():
+            if len(keys) == 1:
+                ids[keys[0]] = b
+                continue
+            for skey in keys:             # quem já é exatamente o id fica com ele
+                exact = skey[0] == b or (skey[1] and f"{skey[0]}_{skey[1]}" == b)
+                ids[skey] = b if exact else f"{b}-{_short_hash(skey[0] + chr(0) + skey[1])}"
+        return ids
+
     def result(self) -> list[Submission]:
-        return [self.subs[k] for k in sorted(self.subs)]
+        ids = self.student_ids()
+        out = []
+        for (skey, a), sub in self.subs.items():
+            sub.student = ids[skey]
+            out.append(sub)
+        merged = {}
+        for s in out:
+            same = [o for o in out if o.student == s.student and o.assignment == s.assignment]
+            if len(same) > 1:
+                merged[s.student] = same
+        if merged:   # nunca deveria acontecer: melhor parar do que juntar dois alunos
+            raise ValueError(f"ids de aluno repetidos: {sorted(merged)}")
+        return sorted(out, key=lambda s: (s.student, s.assignment))
 
 
 def collect(path: Path, assignments: dict[str, list[str]], tz: ZoneInfo,

@@ -215,8 +215,8 @@ def test_sandbox_hides_solutions_gradebook_other_students_and_network(turma):
 def test_reading_the_solutions_works_without_sandbox(turma, tmp_path):
     """O mesmo notebook, sem sandbox, lê o gabarito: é a sandbox que o impede."""
     one = tmp_path / "entregas"
-    (one / "reads-solutions").mkdir(parents=True)
-    os.symlink(turma["subs"] / "reads-solutions" / SLUG, one / "reads-solutions" / SLUG)
+    import shutil          # cópia, não link: links em entregas nunca são seguidos
+    shutil.copytree(turma["subs"] / "reads-solutions" / SLUG, one / "reads-solutions" / SLUG)
     ws = clone_prepared(turma["ws"], tmp_path / "ws")
     p = run_cli("grade", one, "--workspace", ws, "--solucoes", turma["sol"],
                 "--sem-sandbox", "--sem-feedback", "--sem-relatorio", *LIMITS)
@@ -267,7 +267,9 @@ def test_lms_zip_names_students_and_reads_naive_times_in_the_deadline_zone(arqui
     tz = ZoneInfo("America/Sao_Paulo")
     subs, warns = collect(z, {SLUG: [SLUG]}, tz, only=SLUG)
     got = {s.student: s for s in subs}
-    assert sorted(got) == ["Jose-da-Silva", "alice", "bia", "carla", "fora"]
+    # o número de participante do Moodle fica no id (dois "José da Silva" não se juntam)
+    assert sorted(got) == ["Jose-da-Silva_123456", "alice", "bia", "carla", "fora"]
+    assert got["Jose-da-Silva_123456"].participant == "123456"
     assert all(list(s.files) == [f"{SLUG}.ipynb"] for s in subs)
     assert got["bia"].timestamp == parse_time("2025-03-11 00:29", tz)
     assert got["carla"].timestamp.astimezone(tz).strftime("%H:%M") == "23:30"
@@ -468,14 +470,13 @@ def test_changing_a_submission_regrades_only_that_student(turma, tmp_path):
     ws = clone_prepared(turma["ws"], tmp_path / "ws")
     subs = tmp_path / "entregas"
     for s in ("correct", "wrong"):     # já corrigidos na turma: os resultados valem aqui
-        (subs / s).mkdir(parents=True)
-        os.symlink(turma["subs"] / s / SLUG, subs / s / SLUG)
+        shutil.copytree(turma["subs"] / s / SLUG, subs / s / SLUG)   # links não são seguidos
         dest = ws / ".autograder" / "resultados" / SLUG / f"{s}.json"
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(turma["ws"].result_path(s, SLUG), dest)
     # "wrong" reenvia a resposta certa: só ele é corrigido de novo
-    (subs / "wrong" / SLUG).unlink()
-    os.symlink(turma["subs"] / "correct" / SLUG, subs / "wrong" / SLUG)
+    shutil.rmtree(subs / "wrong" / SLUG)
+    shutil.copytree(turma["subs"] / "correct" / SLUG, subs / "wrong" / SLUG)
     p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], "--sem-relatorio", *LIMITS)
     assert "1 de 2 entregas já corrigidas" in p.stderr and "corrigindo 1 notebook(s)" in p.stderr
     rows = read_csv(ws / "grades.csv")
@@ -517,9 +518,9 @@ def serial_resumed(turma, tmp_path_factory):
     base = tmp_path_factory.mktemp("serial")
     ws = clone_prepared(turma["ws"], base / "ws")
     subs = base / "entregas"
-    for s in SERIAL:
-        (subs / s).mkdir(parents=True)
-        os.symlink(turma["subs"] / s / SLUG, subs / s / SLUG)
+    import shutil
+    for s in SERIAL:       # cópia, não link: links em entregas nunca são seguidos
+        shutil.copytree(turma["subs"] / s / SLUG, subs / s / SLUG)
     # em série e SEM o zigoto (um kernel avulso por notebook): as notas têm de ser as mesmas
     args = [sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
             "--solucoes", str(turma["sol"]), "--jobs", "1", "--sem-zigoto", "--sem-feedback",
