@@ -20,6 +20,7 @@ atualizada.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
 
 from .plots import fmt_int, fmt_num
 
@@ -108,12 +109,23 @@ def memory_sentence(nbytes: float, small: str = "H100 SXM") -> str:
             f"{fmt_num(frac, 0)}% da memória")
 
 
-def table_markdown() -> str:
-    """A tabela em Markdown, para o livro mostrar de onde vêm os números."""
-    linhas = ["| GPU | memória (GB) | HBM (TB/s) | pico BF16 denso (TFLOP/s) | virada (FLOP/byte) | ficha técnica | conferida em |",
-              "|---|---:|---:|---:|---:|---|---|"]
-    for d in DEVICES:
-        linhas.append(f"| {d.name} | {fmt_int(d.memory_gb)} | {fmt_num(d.bandwidth / 1e12, 2)} | "
-                      f"{fmt_num(d.peak_bf16 / 1e12, 0)} | {fmt_num(d.ridge, 0)} | [{d.source.split('/')[2]}]({d.source}) | "
-                      f"{'/'.join(reversed(d.checked.split('-')))} |")
-    return "\n".join(linhas)
+def table_rows() -> list[list[str]]:
+    """As linhas da tabela, já formatadas à brasileira (o cabeçalho em `TABLE_HEADER`)."""
+    return [[d.name, fmt_int(d.memory_gb), fmt_num(d.bandwidth / 1e12, 2), fmt_num(d.peak_bf16 / 1e12, 0),
+             fmt_num(d.ridge, 0), d.source, "/".join(reversed(d.checked.split("-")))] for d in DEVICES]
+
+
+TABLE_HEADER = ["GPU", "memória (GB)", "HBM (TB/s)", "pico BF16 denso (TFLOP/s)", "virada (FLOP/byte)",
+                "ficha técnica", "conferida em"]
+
+
+def table_html() -> str:
+    """A tabela em HTML, para o livro mostrar de onde vêm os números (MyST-NB não desenha tabela Markdown)."""
+    cab = "".join(f"<th>{escape(c)}</th>" for c in TABLE_HEADER)
+    linhas = []
+    for row in table_rows():
+        url = row[5]
+        cels = [escape(c) for c in row[:5]] + [f'<a href="{escape(url)}">{escape(url.split("/")[2])}</a>',
+                                               escape(row[6])]
+        linhas.append("<tr>" + "".join(f"<td>{c}</td>" for c in cels) + "</tr>")
+    return f'<table class="table"><thead><tr>{cab}</tr></thead><tbody>{"".join(linhas)}</tbody></table>'
