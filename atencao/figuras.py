@@ -55,7 +55,7 @@ def online_trace(x, block: int) -> OnlineTrace:
     return OnlineTrace(np.array(ends), np.array(ms), np.array(ls), np.array(subiu), np.array(fatores))
 
 
-def plot_online_trace(x, block: int, figsize=(7.0, 4.6)):
+def plot_online_trace(x, block: int, figsize=(6.2, 5.0)):
     """Duas faixas: a linha x com o máximo corrente m_j, e a soma corrente ℓ_j; reescalas marcadas."""
     x = np.asarray(x, dtype=np.float64)
     tr = online_trace(x, block)
@@ -71,19 +71,19 @@ def plot_online_trace(x, block: int, figsize=(7.0, 4.6)):
     ev = np.flatnonzero(tr.rescaled)
     inicio = np.r_[0, tr.ends[:-1]]                 # a subida aparece no começo do bloco que a causou
     a1.plot(inicio[ev], tr.m[ev], "v", color="C3", ms=8,
-            label="o máximo subiu: estado antigo reescalado")
+            label="o máximo subiu: reescala")
     a2.plot(inicio[ev], tr.l[ev], "v", color="C3", ms=8)
     a1.set_ylabel("pontuação")
     a2.set_ylabel("$\\ell_j$")
     a2.set_xlabel(f"coluna (blocos de {block})")
     a1.legend(fontsize=8, loc="lower right")
     a2.legend(fontsize=8, loc="upper left")
-    a1.set_title("Softmax online: o estado $(m_j, \\ell_j)$ depois de cada bloco")
+    a1.set_title("Softmax online: $(m_j, \\ell_j)$ a cada bloco")
     return fig, tr
 
 
 def plot_tile_dataflow(T: int, d: int, block: int, i: int = 3, j: int = 1, bytes_per_el: int = 2,
-                       figsize=(7.4, 4.2)):
+                       figsize=(6.2, 4.6)):
     """O laço do FlashAttention-2 para o bloco de consultas i e o bloco de chaves j.
 
     À esquerda a HBM com Q, K, V e O divididos em blocos de `block` linhas; à
@@ -101,43 +101,44 @@ def plot_tile_dataflow(T: int, d: int, block: int, i: int = 3, j: int = 1, bytes
     ax.axis("off")
     ax.add_patch(Rectangle((0.05, 0.35), 5.0, 5.2, fc="#eef3f8", ec="#5b7fa6", lw=1.2))
     ax.add_patch(Rectangle((5.75, 0.35), 4.2, 5.2, fc="#fdf1e6", ec="#d08a3a", lw=1.2))
-    ax.text(2.55, 5.68, "HBM: grande e lenta", ha="center", fontsize=9.5, weight="bold")
-    ax.text(7.85, 5.68, "SRAM de um multiprocessador", ha="center", fontsize=9.5, weight="bold")
+    ax.text(2.55, 5.68, "HBM: grande, lenta", ha="center", fontsize=11, weight="bold")
+    ax.text(7.85, 5.68, "SRAM: pequena, rápida", ha="center", fontsize=11, weight="bold")
 
     linhas = {"Q": 4.8, "K": 3.9, "V": 3.0, "O": 1.0}
     x0, x1, alt = 0.55, 4.85, 0.5
     w = (x1 - x0) / n
     for nome, y in linhas.items():
-        ax.text(x0 - 0.12, y, nome, ha="right", va="center", fontsize=10, weight="bold")
+        ax.text(x0 - 0.12, y, nome, ha="right", va="center", fontsize=11, weight="bold")
         for b in range(n):
             destaque = (nome in ("Q", "O") and b == i) or (nome in ("K", "V") and b == j)
             visto = nome in ("K", "V") and b < j
             cor = "#5b8e7d" if destaque else ("#b9d3c9" if visto else "white")
             ax.add_patch(Rectangle((x0 + b * w, y - alt / 2), w, alt, fc=cor, ec="0.5", lw=0.5))
-    ax.text(2.7, 2.05, f"T = {fmt_int(T)} linhas em {n} blocos de {block}, d = {d}.\n"
-            f"Bloco de consultas i = {i}; de chaves j = {j}\n(em verde claro, os blocos j já vistos)",
-            ha="center", va="center", fontsize=7.5)
+    ax.text(2.7, 2.0, f"T = {fmt_int(T)}: {n} blocos\nde {block} linhas, d = {d}\n"
+            f"consultas: bloco i = {i}\nchaves: bloco j = {j}",
+            ha="center", va="center", fontsize=9)
 
     def sram(y0, y1, rotulo, cor):
         ax.add_patch(Rectangle((5.95, y0), 3.8, y1 - y0, fc=cor, ec="0.4", lw=0.6))
-        ax.text(7.85, (y0 + y1) / 2, rotulo, ha="center", va="center", fontsize=7.5)
+        ax.text(7.85, (y0 + y1) / 2, rotulo, ha="center", va="center", fontsize=9)
 
-    sram(4.5, 5.1, f"$Q_i$ ({block} × {d}): fica durante o laço em $j$", "#8fb9a8")
-    sram(2.75, 4.15, f"$K_j$ e $V_j$ ({block} × {d} cada):\ntrocados a cada $j$", "#8fb9a8")
-    sram(2.0, 2.55, f"$S_{{ij}}$ ({block} × {block}): nasce e morre aqui", "#f4a259")
-    sram(1.4, 1.85, "estado online: $m_i$, $\\ell_i$, $\\mathrm{acc}_i$", "#f7d6b3")
-    sram(0.55, 1.2, "no fim do laço em $j$:\n$O_i = \\mathrm{acc}_i / \\ell_i$ e $\\mathrm{lse}_i$", "#e6e6e6")
+    sram(4.45, 5.15, f"$Q_i$ ({block} × {d}):\nfica durante o laço", "#8fb9a8")
+    sram(2.75, 4.15, f"$K_j$, $V_j$ ({block} × {d}):\ntrocados a cada $j$", "#8fb9a8")
+    sram(1.95, 2.6, f"$S_{{ij}}$ ({block} × {block}):\nnasce e morre aqui", "#f4a259")
+    sram(1.4, 1.85, "$m_i$, $\\ell_i$, $\\mathrm{acc}_i$", "#f7d6b3")
+    sram(0.5, 1.25, "no fim: $O_i$, $\\mathrm{lse}_i$", "#e6e6e6")
 
     bloco_bytes = block * d * bytes_per_el
 
     def seta(y0, y1, rotulo, cor, para_sram=True):
         a, b = ((x1 + 0.05, y0), (5.9, y1)) if para_sram else ((5.9, y1), (x1 + 0.05, y0))
         ax.add_patch(FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=12, color=cor, lw=1.4))
-        ax.text(5.4, max(y0, y1) + 0.12, rotulo, ha="center", fontsize=7, color=cor)
+        ax.text(5.4, max(y0, y1) + 0.12, rotulo, ha="center", fontsize=8, color=cor)
 
-    seta(linhas["Q"], 4.8, f"uma vez\n{fmt_bytes(bloco_bytes)}", "C0")
-    seta(linhas["K"], 3.75, f"a cada $j$\n{fmt_bytes(bloco_bytes)}", "C0")
-    seta(linhas["V"], 3.15, f"{fmt_bytes(bloco_bytes)}", "C0")
-    seta(linhas["O"], 0.88, f"uma vez\n{fmt_bytes(bloco_bytes)}", "C3", para_sram=False)
-    ax.text(7.85, 0.12, "a matriz $T \\times T$ nunca vai à HBM", ha="center", fontsize=8, style="italic")
+    seta(linhas["Q"], 4.8, "1 vez", "C0")
+    seta(linhas["K"], 3.75, "cada $j$", "C0")
+    seta(linhas["V"], 3.15, "", "C0")
+    seta(linhas["O"], 0.88, "1 vez", "C3", para_sram=False)
+    ax.text(5.0, 0.08, f"cada bloco de $Q$, $K$, $V$ ou $O$: {fmt_bytes(bloco_bytes)}; a matriz $T \\times T$ nunca vai à HBM",
+            ha="center", fontsize=8.5, style="italic")
     return fig
