@@ -11,20 +11,25 @@
 // FLOPs: 4·B·H·N²·d (dois produtos de matrizes), o mesmo que a FlashAttention;
 //        com máscara causal, metade seria suficiente, mas aqui as posições
 //        mascaradas são calculadas e jogadas fora.
-// Bytes (float32, b = 4): a matriz N x N vai à memória global e volta três
-//        vezes: escrita (kernel 1), lida e reescrita (kernel 2), lida (kernel 3):
-//        4·B·H·N²·b. Fora isso, nenhuma thread compartilha o que lê: no
+// Bytes (float32, b = 4): a matriz N x N vai à memória global e volta várias
+//        vezes: escrita (kernel 1); lida três vezes e escrita duas (kernel 2: os
+//        laços do máximo, da exponencial e da divisão); lida (kernel 3). São
+//        pelo menos 4·B·H·N²·b (as releituras do kernel 2 podem vir do cache). Fora isso, nenhuma thread compartilha o que lê: no
 //        kernel 1, cada uma das N² threads lê q_i e k_j (2·d números); no
 //        kernel 3, cada uma das N·d threads lê uma linha de P e uma coluna de
 //        V (2·N números): 2·N²·d leituras por cabeça em cada um, amortizadas
 //        só pelo cache L2.
 //        Com B = 4, H = 32, N = 8192: só a matriz ocupa 32 GiB em float32.
 //
+// Índices: size_t (64 bits), não int. Com B = 4, H = 32, N = 8192 a matriz tem
+// 4·32·8192² ≈ 8,6·10⁹ elementos, e um int de 32 bits para em 2³¹ − 1 ≈ 2,1·10⁹:
+// `blockIdx.x * blockDim.x + threadIdx.x` e `BH * N * N` em int transbordariam
+// em silêncio, e o kernel leria e escreveria fora do lugar.//
 // O que muda nas versões seguintes (em Triton, arquivos .py ao lado):
 //   v1 softmax.py    a softmax por linha fundida num só kernel;
 //   v2 flash_fwd.py  blocos de consultas, K e V em blocos, softmax online: a
 //                    matriz N x N nunca vai à memória global;
-//   v3 flash_bwd.py  o passo para trás; v4 decode.py  o KV cache com GQA.
+//   v3 flash_bwd.py  o passo de volta; v4 decode.py  o KV cache com GQA.
 //
 // Como compilar e rodar (numa máquina com GPU NVIDIA):
 //     nvcc -O2 -o naive_attention naive_attention.cu && ./naive_attention
@@ -50,13 +55,13 @@
 // q, k: (BH, N, d); scores: (BH, N, N).
 __global__ void scores_kernel(const float* q, const float* k, float* scores,
                               int BH, int N, int d_k, int causal) {
-    int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= BH * N * N) return;
-    int j = idx % N;
-    int i = (idx / N) % N;
-    int bh = idx / (N * N);
-    const float* qi = q + ((size_t)bh * N + i) * d_k;
-    const float* kj = k + ((size_t)bh * N + j) * d_k;
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (size_t)BH * N * N) return;
+    int j = (int)(idx % N);
+    int i = (int)((idx / N) % N);
+    size_t bh = idx / ((size_t)N * N);
+    const float* qi = q + (bh * N + i) * d_k;
+    const float* kj = k + (bh * N + j) * d_k;
     float dot = 0.0f;
     for (int c = 0; c < d_k; c++) dot += qi[c] * kj[c];
     float s = dot * (1.0f / sqrtf((float)d_k));
@@ -64,11 +69,11 @@ __global__ void scores_kernel(const float* q, const float* k, float* scores,
     scores[idx] = s;  // scores[i][j] da cabeça bh
 }
 
-// Kernel 2: uma thread por linha; softmax estável, no lugar.
+// Kernel 2: uma thread por linha; softmax estável, sobre a própria matriz (in-place).
 __global__ void softmax_kernel(float* scores, int BH, int N) {
-    int row = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row >= BH * N) return;
-    float* x = scores + (size_t)row * N;
+    size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= (size_t)BH * N) return;
+    float* x = scores + row * N;
     float m = -INFINITY;
     for (int j = 0; j < N; j++) m = fmaxf(m, x[j]);
     float sum = 0.0f;
@@ -82,13 +87,13 @@ __global__ void softmax_kernel(float* scores, int BH, int N) {
 // Kernel 3: uma thread por elemento (i, c) da saída: O[i][c] = sum_j P[i][j] V[j][c].
 __global__ void mix_kernel(const float* p, const float* v, float* out,
                            int BH, int N, int d_k) {
-    int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= BH * N * d_k) return;
-    int c = idx % d_k;
-    int i = (idx / d_k) % N;
-    int bh = idx / (N * d_k);
-    const float* pi = p + ((size_t)bh * N + i) * N;
-    const float* vb = v + (size_t)bh * N * d_k;
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (size_t)BH * N * d_k) return;
+    int c = (int)(idx % d_k);
+    int i = (int)((idx / d_k) % N);
+    size_t bh = idx / ((size_t)N * d_k);
+    const float* pi = p + (bh * N + i) * N;
+    const float* vb = v + bh * N * d_k;
     float acc = 0.0f;
     for (int j = 0; j < N; j++) acc += pi[j] * vb[(size_t)j * d_k + c];
     out[idx] = acc;
@@ -119,7 +124,7 @@ static void attention_cpu(const float* q, const float* k, const float* v, float*
 }
 
 int main(void) {
-    const int B = 2, H = 4, N = 100, d_k = 64, causal = 1;  // N ímpar de propósito: nada de múltiplos de bloco
+    const int B = 2, H = 4, N = 100, d_k = 64, causal = 1;  // N = 100 de propósito: não é múltiplo de 256, o tamanho do bloco de threads
     const int BH = B * H;
     size_t n_qkv = (size_t)BH * N * d_k, n_s = (size_t)BH * N * N;
     float *q = (float*)malloc(n_qkv * sizeof(float)), *k = (float*)malloc(n_qkv * sizeof(float));
@@ -143,7 +148,7 @@ int main(void) {
 
     const int T = 256;  // threads por bloco
     scores_kernel<<<(unsigned)((n_s + T - 1) / T), T>>>(dq, dk, ds, BH, N, d_k, causal);
-    softmax_kernel<<<(BH * N + T - 1) / T, T>>>(ds, BH, N);
+    softmax_kernel<<<(unsigned)(((size_t)BH * N + T - 1) / T), T>>>(ds, BH, N);
     mix_kernel<<<(unsigned)((n_qkv + T - 1) / T), T>>>(ds, dv, dout, BH, N, d_k);
     CHECK(cudaGetLastError());
     CHECK(cudaMemcpy(out, dout, n_qkv * sizeof(float), cudaMemcpyDeviceToHost));

@@ -207,7 +207,7 @@ def build() -> Notebook:
         grade_id="gqa",
     )
     nb.tests(
-        "\"\"\"repeat_kv repete cada cabeça KV para o seu grupo; gqa_attention igual à SDPA com enable_gqa.\"\"\"\n"
+        "\"\"\"repeat_kv repete cada cabeça KV para o seu grupo; gqa_attention igual ao SDPA com enable_gqa.\"\"\"\n"
         "k = torch.arange(3.0).reshape(1, 3, 1, 1).expand(1, 3, 2, 2)   # cabeças KV 0, 1, 2\n"
         "r = _forma(\"repeat_kv(k, 2) com k (1, 3, 2, 2)\", _chamar(\"repeat_kv\", repeat_kv, k, 2), (1, 6, 2, 2))\n"
         "conferir(\"repeat_kv: qual cabeça KV cada uma das 6 saídas copia\", r[0, :, 0, 0], torch.tensor([0.0, 0, 1, 1, 2, 2]))\n"

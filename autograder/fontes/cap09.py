@@ -2,7 +2,7 @@
 
 Tarefas (pontos): estatísticas online (m, l) por blocos (2), softmax online (2),
 junção de dois estados parciais (3), atenção em blocos sem a matriz T x T (3),
-pergunta escrita sobre o reescalonamento (2). Oráculos: torch.softmax,
+pergunta escrita sobre a reescala (2). Oráculos: torch.softmax,
 torch.logsumexp, F.scaled_dot_product_attention e o estado calculado de uma
 vez sobre a união das chaves; nada do pacote atencao.
 """
@@ -274,7 +274,7 @@ def build() -> Notebook:
     return nb
 
 
-# Respostas plausíveis e erradas (usadas nos testes): esquecer o reescalonamento
+# Respostas plausíveis e erradas (usadas nos testes): esquecer a reescala
 # do estado antigo quando o máximo muda.
 ERRADO = {
     "merge": (

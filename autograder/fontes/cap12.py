@@ -1,7 +1,7 @@
 """Exercícios do capítulo 12 — Um kernel de GPU em Triton.
 
 O aluno escreve kernels Triton de verdade: a softmax por linha, um bloco de
-pontuações com tl.dot, o limite do laço causal e o laço do softmax online da
+pontuações com tl.dot, o limite do laço causal e o laço da softmax online do
 FlashAttention. Sem GPU, tudo roda no interpretador do Triton (a primeira
 célula define TRITON_INTERPRET=1 antes de importar o triton), com tamanhos
 pequenos: o caderno inteiro roda em segundos na CPU.
@@ -194,7 +194,7 @@ FLASH_LACO_CERTO = '''            ### BEGIN SOLUTION
             ### END SOLUTION
 '''
 
-# Resposta plausível e errada: esquece de reescalonar o acumulador por alpha
+# Resposta plausível e errada: esquece de reescalar o acumulador por alpha
 # quando o máximo muda (usada nos testes do pipeline).
 FLASH_LACO_ERRADO = FLASH_LACO_CERTO.replace(
     "acc = alfa[:, None] * acc + tl.dot(p.to(v.dtype), v)", "acc = acc + tl.dot(p.to(v.dtype), v)"
@@ -230,8 +230,8 @@ def build() -> Notebook:
     nb = Notebook(SLUG, "Capítulo 12 — Um kernel de GPU em Triton")
     nb.md(
         "Neste caderno você escreve kernels Triton de verdade: a softmax de uma linha, um bloco de "
-        "pontuações com `tl.dot`, o limite do laço causal e, por fim, o laço do softmax online que "
-        "é o coração da FlashAttention.\n\n"
+        "pontuações com `tl.dot`, o limite do laço causal e, por fim, o laço da softmax online que "
+        "é o coração do FlashAttention.\n\n"
         "**Sem GPU?** Sem problema: a primeira célula liga o *interpretador* do Triton "
         "(`TRITON_INTERPRET=1`, definido antes de importar o `triton`), que executa o mesmo "
         "kernel na CPU com NumPy. É lento (alguns milissegundos por programa), por isso os testes "
@@ -395,7 +395,7 @@ def build() -> Notebook:
 
     # ---------------------------------------------------------------- tarefa 4
     nb.md(
-        "## Tarefa 4 — o laço da FlashAttention (4 pontos)\n\n"
+        "## Tarefa 4 — o laço do FlashAttention (4 pontos)\n\n"
         "Cada programa cuida de `BLOCK_M` consultas de uma cabeça e percorre as chaves em blocos "
         "de `BLOCK_N`, sem nunca montar a matriz $N \\times N$. Para cada bloco de chaves, "
         "complete o corpo do laço:\n\n"
@@ -411,7 +411,7 @@ def build() -> Notebook:
         "(converta `p` para o dtype de `v` antes do `tl.dot`: os dois operandos precisam do mesmo "
         "tipo) e $m_i \\leftarrow m_{novo}$.\n\n"
         "Depois do laço, normalize a saída, $o = \\mathrm{acc} / \\ell_i$, e calcule o "
-        "log-sum-exp de cada linha, $\\mathrm{lse}_i = m_i + \\log \\ell_i$, que o passo para trás "
+        "log-sum-exp de cada linha, $\\mathrm{lse}_i = m_i + \\log \\ell_i$, que o passo de volta "
         "usa para recalcular as probabilidades sem guardá-las.",
         grade_id="tarefa4_enunciado",
     )
@@ -466,10 +466,10 @@ def build() -> Notebook:
         "## Tarefa 5 — pergunta aberta (2 pontos)\n\n"
         "O kernel guarda o log-sum-exp (um número por consulta) e não a matriz de probabilidades "
         "$P$. Para uma cabeça com $N = 8192$, $d = 128$ e float16, quantos bytes ocupariam $P$ e "
-        "o log-sum-exp (em float32)? Como o passo para trás obtém $P$ sem tê-la guardado, e por "
+        "o log-sum-exp (em float32)? Como o passo de volta obtém $P$ sem tê-la guardado, e por "
         "que isso compensa numa GPU?",
         "$P$ tem $N^2 = 67.108.864$ elementos: 128 MiB em float16, por cabeça e por camada. O "
-        "log-sum-exp tem $N = 8192$ números float32: 32 KiB. O passo para trás recalcula cada bloco "
+        "log-sum-exp tem $N = 8192$ números float32: 32 KiB. O passo de volta recalcula cada bloco "
         "$P_{IJ} = \\exp(Q_I K_J^\\top/\\sqrt{d} - \\mathrm{lse}_I)$ a partir de Q, K e do lse, "
         "que já estão à mão. Recalcular custa FLOPs (baratos nos tensor cores), enquanto guardar e "
         "reler $P$ custaria tráfego de memória (caro: a GPU faz centenas de FLOPs no tempo de "
