@@ -1,12 +1,19 @@
 """Figuras do livro com um só estilo: rótulos em português, mapas de calor legíveis.
 
-Os capítulos importam daqui em vez de repetir código de gráfico.
+Os capítulos importam daqui em vez de repetir código de gráfico. Importar este
+módulo também põe os números dos eixos no formato brasileiro (0,5; 1.024): a
+escala linear do matplotlib passa a usar `FormatadorBR`, que escreve cada
+número com `fmt_num`, o mesmo formatador do texto e das saídas.
 """
 
 from __future__ import annotations
 
+import re
+
 import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.scale as mscale
+import matplotlib.ticker as mticker
 import numpy as np
 
 # Paleta e tamanhos comuns a todas as figuras do livro.
@@ -92,6 +99,47 @@ def fmt_num(x: float, casas: int = 2) -> str:
     """Número com vírgula decimal: 98.2012 -> '98,20'."""
     s = f"{x:,.{casas}f}"
     return s.replace(",", "X").replace(".", ",").replace("X", ".")
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def brazilian(text: str) -> str:
+    """Os números que Python escreveu num texto ('0.25', '1500') no formato de `fmt_num`.
+
+    Mantém as casas decimais de cada número: '0.50' -> '0,50', '4096' -> '4.096'.
+    """
+    return _NUMBER.sub(lambda m: fmt_num(float(m[0]), len(m[0].partition(".")[2])), text)
+
+
+class FormatadorBR(mticker.ScalarFormatter):
+    """O `ScalarFormatter` do matplotlib com os números escritos por `brazilian`."""
+
+    def __call__(self, x, pos=None):
+        return brazilian(super().__call__(x, pos))
+
+    def get_offset(self):
+        return brazilian(super().get_offset())
+
+    def format_data_short(self, value):
+        return brazilian(super().format_data_short(value))
+
+
+class EscalaLinearBR(mscale.LinearScale):
+    """A escala "linear" (a padrão de todo eixo) com marcas no formato brasileiro."""
+
+    name = "linear"
+
+    def __init__(self):   # sem o parâmetro `axis`, que o matplotlib 3.11 vai descontinuar
+        super().__init__(None)
+
+    def set_default_locators_and_formatters(self, axis):
+        super().set_default_locators_and_formatters(axis)
+        axis.set_major_formatter(FormatadorBR())
+
+
+# Registrar com o nome "linear" troca a escala padrão de todos os eixos (e barras de cor).
+mscale.register_scale(EscalaLinearBR)
 
 
 def fmt_bytes(n: float) -> str:
