@@ -250,13 +250,25 @@ FIXED_PT = {
 }
 
 
+# Papéis ARIA que o axe-core acusa (WCAG 2 A): o Sphinx 7 marca cada referência
+# da bibliografia com o papel `doc-biblioentry`, obsoleto no DPUB-ARIA 1.1, dentro
+# de um `role="list"`, que só pode ter `listitem` como filhos.
+ARIA_FIXES = {
+    'class="citation" id=': 'class="citation" role="listitem" id=',
+    ' role="doc-biblioentry"': '',
+}
+
+
 def _translate_fixed(app, exc):
-    if exc is not None or app.builder.format != "html" or not (app.config.language or "").startswith("pt"):
+    if exc is not None or app.builder.format != "html":
         return
+    table = dict(ARIA_FIXES)
+    if (app.config.language or "").startswith("pt"):
+        table.update(FIXED_PT)
     for page in Path(app.outdir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         new = text
-        for old, pt in FIXED_PT.items():
+        for old, pt in table.items():
             new = new.replace(old, pt)
         if new != text:
             page.write_text(new, encoding="utf-8")

@@ -7,6 +7,13 @@
  * 2. Títulos e resumos chegam com o LaTeX cru (\(QK^\top\)), porque o MathJax
  *    já rodou quando eles são inseridos: mandamos o MathJax renderizá-los, e um
  *    resumo cortado no meio de uma fórmula perde a fórmula pela metade.
+ * 3. Figuras legíveis em qualquer largura: cada figura das células ganha uma
+ *    largura mínima em que o texto de tamanho normal das figuras do curso
+ *    (atencao/plots.py: font.size 10 pt a 110 dpi, 15,3 px na imagem) aparece
+ *    com pelo menos 9 px CSS; mais larga que a coluna, a caixa rola para o
+ *    lado (book/_static/curso.css). Tocar na figura abre a imagem inteira.
+ * 4. O botão de tema alterna só entre claro e escuro (o do tema passa por
+ *    "igual ao sistema", que parece claro: eram dois cliques até o escuro).
  */
 (() => {
   "use strict";
@@ -42,7 +49,45 @@
     });
   };
 
+  // Texto normal das figuras na imagem (px) e o menor tamanho aceito na tela (px CSS).
+  const FIGURE_TEXT_PX = 10 * 110 / 72;
+  const MIN_TEXT_PX = 9;
+
+  const readableFigures = () => {
+    for (const img of document.querySelectorAll("div.cell_output > img, div.cell_output div.output > img")) {
+      const link = document.createElement("a");
+      link.href = img.currentSrc || img.src;
+      link.className = "figura-ampliar";
+      link.title = "Abrir a figura em tamanho real";
+      img.replaceWith(link);
+      link.append(img);
+      const setWidth = () => {
+        if (img.naturalWidth) {
+          link.style.minWidth = Math.ceil(img.naturalWidth * MIN_TEXT_PX / FIGURE_TEXT_PX) + "px";
+          link.style.maxWidth = img.naturalWidth + "px";
+        }
+      };
+      if (img.complete) setWidth(); else img.addEventListener("load", setWidth);
+    }
+  };
+
+  // O tema percorre [auto, escuro, claro] (ou [auto, claro, escuro]) a partir do modo
+  // guardado; guardamos antes o modo que precede o oposto do atual, e o clique do
+  // próprio tema (que vem depois, na fase de bolha) chega nele.
+  const twoStateThemeButton = () => {
+    for (const button of document.querySelectorAll(".theme-switch-button")) {
+      button.addEventListener("click", () => {
+        const dark = window.matchMedia("(prefers-color-scheme: dark)").matches;
+        const cycle = dark ? ["auto", "light", "dark"] : ["auto", "dark", "light"];
+        const want = document.documentElement.dataset.theme === "dark" ? "light" : "dark";
+        localStorage.setItem("mode", cycle[(cycle.indexOf(want) + cycle.length - 1) % cycle.length]);
+      }, {capture: true});
+    }
+  };
+
   document.addEventListener("DOMContentLoaded", () => {
+    readableFigures();
+    twoStateThemeButton();
     if (typeof Search === "undefined") return;  // searchtools.js ausente
 
     const htmlToText = Search.htmlToText;
