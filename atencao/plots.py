@@ -101,15 +101,49 @@ def fmt_num(x: float, casas: int = 2) -> str:
     return s.replace(",", "X").replace(".", ",").replace("X", ".")
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# Um número escrito por Python ou NumPy ("0.25", "4096", "0." do NumPy), fora de expoentes.
+_NUMBER = re.compile(r"(?<![eE])(?<![eE][-+])(?<![\w.])\d+(?:\.\d*)?")
 
 
 def brazilian(text: str) -> str:
     """Os números que Python escreveu num texto ('0.25', '1500') no formato de `fmt_num`.
 
-    Mantém as casas decimais de cada número: '0.50' -> '0,50', '4096' -> '4.096'.
+    Mantém as casas decimais de cada número: '0.50' -> '0,50', '4096' -> '4.096',
+    o '0.' do NumPy -> '0,' (mesma largura); o expoente de '1.5e-07' fica.
     """
-    return _NUMBER.sub(lambda m: fmt_num(float(m[0]), len(m[0].partition(".")[2])), text)
+    def convert(m):
+        whole, dot, decimals = m[0].partition(".")
+        if dot and not decimals:
+            return fmt_int(int(whole)) + ","
+        return fmt_num(float(m[0]), len(decimals))
+
+    return _NUMBER.sub(convert, text)
+
+
+def br(valor, casas: int | None = None, cientifica: bool = False) -> str:
+    """Número, array NumPy ou tensor escrito no formato brasileiro, para as saídas do livro.
+
+    Sem `casas`, os dígitos que o Python ou o NumPy escreveriam, com vírgula
+    decimal (0.9999992920524363 -> '0,9999992920524363'; um array sai como o
+    `print` do NumPy, alinhado). Com `casas`, casas fixas (`fmt_num`), ou
+    notação científica com `cientifica=True` (5.55e-17 -> '5,6e-17' com casas=1).
+    """
+    if hasattr(valor, "detach"):
+        valor = valor.detach().cpu().numpy()
+    if isinstance(valor, np.ndarray) and valor.ndim > 0:
+        if casas is not None:
+            valor = np.round(valor, casas)
+        return brazilian(np.array2string(valor))
+    if isinstance(valor, (bool, np.bool_)) or not isinstance(valor, (int, float, np.number, np.ndarray)):
+        raise TypeError(f"br espera um número, array ou tensor; veio {type(valor).__name__}")
+    x = float(valor)
+    if cientifica:
+        return brazilian(f"{x:.{1 if casas is None else casas}e}")
+    if casas is not None:
+        return fmt_num(x, casas)
+    if isinstance(valor, (int, np.integer)):
+        return fmt_int(valor)
+    return brazilian(str(valor) if isinstance(valor, np.floating) else repr(x))
 
 
 class FormatadorBR(mticker.ScalarFormatter):

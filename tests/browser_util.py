@@ -189,8 +189,8 @@ OVERFLOW_JS = r"""
 
 LAYOUT_JS = r"""
 ([figureTextPx, minTextPx]) => {
-  // Fórmulas: a caixa de cada fórmula em destaque cabe na coluna do artigo, e
-  // uma fórmula mais larga que a caixa só pode estar numa caixa que rola.
+  // Fórmulas: a caixa de cada fórmula em destaque cabe na coluna do artigo, e a
+  // fórmula cabe inteira na caixa (sem parte escondida à direita).
   const article = document.querySelector("article.bd-article") || document.querySelector("main");
   const col = article.getBoundingClientRect();
   const equations = [];
@@ -199,13 +199,13 @@ LAYOUT_JS = r"""
     const box = (el.closest("div.math") || el).getBoundingClientRect();
     const math = el.querySelector("mjx-math");
     const inner = math ? math.getBoundingClientRect().width : 0;
-    const scrolls = ["auto", "scroll"].includes(getComputedStyle(el).overflowX) ||
-      ["auto", "scroll"].includes(getComputedStyle(el.closest("div.math") || el).overflowX);
-    const label = (el.closest("div.math") || el).id || el.textContent.slice(0, 40);
+    const item = window.MathJax.startup.document.getMathItemsWithin(el)[0];
+    const label = (item ? item.math : el.textContent).trim().slice(0, 60);
     if (box.right > col.right + 1 || box.left < col.left - 1) {
       equations.push(`${label}: caixa de ${Math.round(box.width)} px passa da coluna (${Math.round(col.width)} px)`);
-    } else if (inner > box.width + 1 && !scrolls) {
-      equations.push(`${label}: fórmula de ${Math.round(inner)} px cortada numa caixa de ${Math.round(box.width)} px`);
+    } else if (inner > box.width + 1) {
+      // A caixa rola (book/_static/curso.css), mas o leitor vê a fórmula cortada na borda.
+      equations.push(`${label}: fórmula de ${Math.round(inner)} px numa caixa de ${Math.round(box.width)} px`);
     }
   }
   // Figuras: o texto normal da figura (figureTextPx na imagem) na escala em que aparece.
@@ -328,7 +328,11 @@ def axe_violations(page) -> list[dict]:
     from axe_playwright_python.sync_playwright import Axe
 
     results = Axe().run(page, options={"runOnly": {"type": "tag", "values": WCAG_TAGS},
-                                       "resultTypes": ["violations"]})
+                                       "resultTypes": ["violations"],
+                                       # sem pré-carregar as folhas de estilo: o axe 4.12 resolve o
+                                       # @import do tema (../basic.css) a partir da página, não da
+                                       # folha, e pede um arquivo que não existe (404 no console)
+                                       "preload": False})
     return [{"id": v["id"], "impact": v.get("impact"), "help": v.get("help"),
              "nodes": [n.get("target") for n in v.get("nodes", [])][:5]}
             for v in results.response.get("violations", [])]

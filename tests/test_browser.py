@@ -218,6 +218,28 @@ def test_theme_button_toggles_between_light_and_dark_in_one_click(tab, site):
     assert seen == ["light", "dark", "light", "dark"], f"temas depois de cada clique: {seen}"
 
 
+def test_page_toc_highlight_follows_the_reader_after_a_jump(tab, site):
+    """Saltar para o meio de cada seção (barra de rolagem, PageDown) destaca essa seção no sumário."""
+    page, _ = tab
+    page.set_viewport_size({"width": DESKTOP["width"], "height": 900})
+    try:
+        page.goto(page_url(site, "book/parte1/07-bloco-transformer"), wait_until="load")
+        hashes = page.eval_on_selector_all("#pst-page-toc-nav a", "els => els.map(a => a.hash)")
+        assert len(hashes) >= 8, hashes
+        wrong = []
+        for h in hashes[1:]:
+            top = page.evaluate("(id) => document.getElementById(id).getBoundingClientRect().top + scrollY",
+                                h[1:])
+            page.evaluate("(y) => window.scrollTo(0, y)", top + 350)
+            page.wait_for_timeout(250)
+            active = page.eval_on_selector_all("#pst-page-toc-nav a.active", "els => els.map(a => a.hash)")
+            if active != [h]:
+                wrong.append(f"no meio de {h}: destaque em {active}")
+        assert not wrong, "o destaque do sumário ficou para trás:\n  " + "\n  ".join(wrong)
+    finally:
+        page.set_viewport_size(DESKTOP)
+
+
 @pytest.mark.parametrize("page,slug", chapters())
 def test_launch_menu_opens_the_exercise_notebook(tab, site, page, slug):
     """Colab abre o caderno de exercícios; Binder, o capítulo; sem hub configurado, sem JupyterHub."""

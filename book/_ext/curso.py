@@ -32,7 +32,12 @@
    usam (`_()` do Sphinx e `translation()` do tema do livro): uma frase que o
    tema já traduz continua com a tradução dele. Textos fixos em inglês nos
    modelos do tema são trocados por book/_templates/.
-5. O estilo `ptbr_alpha` das referências (sphinxcontrib-bibtex/pybtex): o
+5. Caminhos de arquivos do repositório no texto (`bench/results.md`) viram
+   links para o arquivo no repositório, e o ``<endereço do repositório>`` dos
+   blocos de código (o ``git clone`` da página inicial) vira o repository.url.
+6. Busca: sem acentos (``mascara`` acha ``máscara``) e com o capítulo cujo
+   título casa com a busca em primeiro (book/_ext/search_scorer.js).
+7. O estilo `ptbr_alpha` das referências (sphinxcontrib-bibtex/pybtex): o
    `alpha` do pybtex com "e" entre os autores e "Em" antes do livro ou dos
    anais, no lugar de "and" e "In"; os campos `eprint` e `doi` do .bib viram
    links para o arXiv e o DOI. As citações no texto usam `ptbr_author_year`
@@ -533,6 +538,45 @@ def _set_search(app, config):
     config.html_search_scorer = str(SEARCH_SCORER)
 
 
+# --------------------------------------------------------------------------
+# Arquivos do repositório citados no texto viram links; o endereço de clone é o real
+# --------------------------------------------------------------------------
+
+REPO_PATH = re.compile(r"[\w.-]+(/[\w.-]+)*/?")
+CLONE_PLACEHOLDER = "<endereço do repositório>"
+
+
+def _link_repository(app, doctree):
+    """`bench/results.md` no texto vira link para o arquivo no repositório (repository.url).
+
+    Só código em linha que é o caminho de um arquivo ou pasta que existe no
+    repositório e tem uma barra (``bench/``, ``atencao/core.py``); nos blocos de
+    código, ``<endereço do repositório>`` vira o endereço de clone configurado.
+    """
+    launch = launch_config(app.config)
+    if not launch.repo_url:
+        return
+    root = _repo_root(app).resolve()
+    for literal in list(doctree.findall(nodes.literal)):
+        text = literal.astext()
+        if "/" not in text or not REPO_PATH.fullmatch(text) or isinstance(literal.parent, nodes.reference):
+            continue
+        target = (root / text).resolve()
+        if not target.is_relative_to(root) or not target.exists():
+            continue
+        kind = "tree" if target.is_dir() else "blob"
+        url = f"{launch.repo_url}/{kind}/{launch.branch}/{target.relative_to(root).as_posix()}"
+        ref = nodes.reference("", "", refuri=url, classes=["arquivo-do-repositorio"])
+        literal.replace_self(ref)
+        ref += literal
+    for block in doctree.findall(nodes.literal_block):
+        text = block.astext()
+        if CLONE_PLACEHOLDER in text:
+            new = text.replace(CLONE_PLACEHOLDER, f"{launch.repo_url}.git")
+            block.children = [nodes.Text(new)]
+            block.rawsource = new
+
+
 def _digest(app) -> str:
     """Impressão digital desta extensão, de book/_static/ e do _toc.yml.
 
@@ -572,6 +616,7 @@ def setup(app):
     app.connect("html-page-context", _plain_titles, priority=900)
     app.connect("html-page-context", _launch_buttons, priority=900)
     app.connect("doctree-read", _relative_tracebacks)
+    app.connect("doctree-read", _link_repository)
     app.connect("build-finished", _copy)
     app.connect("build-finished", _translate_fixed)
     app.connect("build-finished", _plain_search_titles)

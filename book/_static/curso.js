@@ -14,6 +14,11 @@
  *    lado (book/_static/curso.css). Tocar na figura abre a imagem inteira.
  * 4. O botão de tema alterna só entre claro e escuro (o do tema passa por
  *    "igual ao sistema", que parece claro: eram dois cliques até o escuro).
+ * 5. O destaque do sumário "Nesta página" segue o leitor. O do tema só muda
+ *    quando um título cruza uma faixa no alto da tela (IntersectionObserver):
+ *    um salto maior que a faixa (barra de rolagem, PageDown, Home/End) pula o
+ *    título e o destaque fica na seção antiga. Aqui, a cada rolagem, a seção
+ *    ativa é a do último título acima da mesma linha (30 % da altura útil).
  */
 (() => {
   "use strict";
@@ -85,9 +90,43 @@
     }
   };
 
+  const tocFollowsReader = () => {
+    const nav = document.getElementById("pst-page-toc-nav");
+    if (!nav) return;
+    const links = [...nav.querySelectorAll("a")].filter((a) => a.hash.length > 1);
+    const targets = links.map((a) => {
+      const section = document.getElementById(decodeURIComponent(a.hash.slice(1)));
+      return section && (section.querySelector("h1, h2, h3, h4, h5, h6") || section);
+    });
+    const header = document.getElementById("pst-header");
+    const update = () => {
+      const top = header ? header.getBoundingClientRect().height : 0;
+      const line = top + (window.innerHeight - top) * 0.3;
+      let current = null;
+      targets.forEach((el, k) => {
+        if (el && el.getBoundingClientRect().top <= line) current = links[k];
+      });
+      if (!current) current = links[0];
+      if (current.classList.contains("active") && current.getAttribute("aria-current")) return;
+      for (const a of links) {
+        a.classList.toggle("active", a === current);
+        if (a === current) a.setAttribute("aria-current", "true"); else a.removeAttribute("aria-current");
+      }
+      for (const li of nav.querySelectorAll(".toc-entry")) li.classList.toggle("active", li.contains(current));
+    };
+    let pending = false;
+    window.addEventListener("scroll", () => {
+      if (pending) return;
+      pending = true;
+      // Depois do IntersectionObserver do tema (que roda antes da pintura): a palavra final é esta.
+      requestAnimationFrame(() => setTimeout(() => { pending = false; update(); }, 0));
+    }, {passive: true});
+  };
+
   document.addEventListener("DOMContentLoaded", () => {
     readableFigures();
     twoStateThemeButton();
+    tocFollowsReader();
     if (typeof Search === "undefined") return;  // searchtools.js ausente
 
     const htmlToText = Search.htmlToText;
