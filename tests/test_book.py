@@ -164,3 +164,27 @@ def test_repository_files_are_linked_and_the_clone_address_is_the_configured_one
     chapter = (built / "book" / "parte2" / "09-softmax-online.html").read_text(encoding="utf-8")
     assert f'href="{repo}/blob/{branch}/bench/results.md"' in chapter
     assert f'href="{repo}/tree/{branch}/bench"' in chapter
+
+
+# Um decimal à americana numa saída: ponto seguido de 1-2 ou 4+ dígitos ("0.5",
+# "0.9999992920524363", "100.0 %"). Um ponto seguido de exatamente 3 dígitos é o
+# separador de milhar brasileiro (1.024) e não conta.
+AMERICAN_DECIMAL = re.compile(r"(?<![\w.])\d+\.(?:\d{1,2}|\d{4,})(?![\d])")
+
+
+@pytest.mark.parametrize("page", [p for p in toc_files() if "/parte" in p])
+def test_cell_outputs_write_numbers_in_brazilian_format(built, page):
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((built / f"{page}.html").read_text(encoding="utf-8"), "html.parser")
+    wrong = []
+    for cell in soup.select("div.cell"):
+        source = cell.select_one("div.cell_input")
+        if source is not None and "getsource" in source.get_text():
+            continue   # a saída é código-fonte do pacote, não um número para o leitor
+        for out in cell.select("div.cell_output pre"):
+            text = out.get_text()
+            if "Traceback" in text:
+                continue
+            wrong += [line.strip()[:90] for line in text.splitlines() if AMERICAN_DECIMAL.search(line)]
+    assert not wrong, f"{page}: números à americana nas saídas (use br/brazilian de atencao.plots): {wrong[:8]}"

@@ -19,6 +19,9 @@
  *    um salto maior que a faixa (barra de rolagem, PageDown, Home/End) pula o
  *    título e o destaque fica na seção antiga. Aqui, a cada rolagem, a seção
  *    ativa é a do último título acima da mesma linha (30 % da altura útil).
+ * 6. Fórmula em destaque mais larga que a sua caixa (no celular): a caixa rola
+ *    (book/_static/curso.css) e ganha a classe `formula-rola`, com uma sombra
+ *    na borda direita que avisa que a fórmula continua.
  */
 (() => {
   "use strict";
@@ -123,7 +126,19 @@
     }, {passive: true});
   };
 
+  const markScrollingFormulas = () => {
+    const mark = () => {
+      for (const el of document.querySelectorAll('mjx-container[display="true"]')) {
+        el.classList.toggle("formula-rola", el.scrollWidth > el.clientWidth + 1);
+      }
+    };
+    const mj = window.MathJax;
+    if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(mark);
+    window.addEventListener("resize", mark);
+  };
+
   document.addEventListener("DOMContentLoaded", () => {
+    markScrollingFormulas();
     readableFigures();
     twoStateThemeButton();
     tocFollowsReader();
