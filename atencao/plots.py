@@ -54,7 +54,8 @@ def heatmap(
     `masked`: máscara booleana (n, m); posições True aparecem em cinza-claro
     (as posições proibidas da máscara causal). `annotate` escreve os valores
     nas células (padrão: só quando a matriz é pequena); `fmt` é uma string de
-    formato ou uma função valor -> texto (ex.: `lambda v: fmt_num(v, 2)`).
+    formato (o número sai à brasileira: "{:.2f}" escreve 0,25) ou uma função
+    valor -> texto (ex.: `lambda v: fmt_num(v, 2)`).
     """
     a = _as_numpy(matrix).astype(float)
     if a.ndim != 2:
@@ -74,7 +75,7 @@ def heatmap(
             if np.ma.is_masked(shown[i, j]):
                 continue
             color = "black" if val > mid else "white"
-            label = fmt(val) if callable(fmt) else fmt.format(val)
+            label = fmt(val) if callable(fmt) else brazilian(fmt.format(val))
             ax.text(j, i, label, ha="center", va="center", fontsize=8, color=color)
     if row_labels is not None:
         ax.set_yticks(range(len(row_labels)), row_labels)

@@ -38,3 +38,8 @@ def test_axes_write_numbers_in_brazilian_format():
     assert "0,2" in xs and not [x for x in xs if "." in x], xs
     assert "4.000" in ys, ys
     assert brazilian("−0.25 e 1500") == "−0,25 e 1.500"
+
+
+def test_heatmap_annotations_are_brazilian():
+    ax = plots.heatmap(np.array([[0.25, 1500.0], [0.5, 0.125]]))
+    assert sorted(t.get_text() for t in ax.texts) == ["0,12", "0,25", "0,50", "1.500,00"]
