@@ -1,12 +1,19 @@
 """Figuras do livro com um só estilo: rótulos em português, mapas de calor legíveis.
 
-Os capítulos importam daqui em vez de repetir código de gráfico.
+Os capítulos importam daqui em vez de repetir código de gráfico. Importar este
+módulo também põe os números dos eixos no formato brasileiro (0,5; 1.024): a
+escala linear do matplotlib passa a usar `FormatadorBR`, que escreve cada
+número com `fmt_num`, o mesmo formatador do texto e das saídas.
 """
 
 from __future__ import annotations
 
+import re
+
 import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.scale as mscale
+import matplotlib.ticker as mticker
 import numpy as np
 
 # Paleta e tamanhos comuns a todas as figuras do livro.
@@ -47,7 +54,8 @@ def heatmap(
     `masked`: máscara booleana (n, m); posições True aparecem em cinza-claro
     (as posições proibidas da máscara causal). `annotate` escreve os valores
     nas células (padrão: só quando a matriz é pequena); `fmt` é uma string de
-    formato ou uma função valor -> texto (ex.: `lambda v: fmt_num(v, 2)`).
+    formato (o número sai à brasileira: "{:.2f}" escreve 0,25) ou uma função
+    valor -> texto (ex.: `lambda v: fmt_num(v, 2)`).
     """
     a = _as_numpy(matrix).astype(float)
     if a.ndim != 2:
@@ -67,7 +75,7 @@ def heatmap(
             if np.ma.is_masked(shown[i, j]):
                 continue
             color = "black" if val > mid else "white"
-            label = fmt(val) if callable(fmt) else fmt.format(val)
+            label = fmt(val) if callable(fmt) else brazilian(fmt.format(val))
             ax.text(j, i, label, ha="center", va="center", fontsize=8, color=color)
     if row_labels is not None:
         ax.set_yticks(range(len(row_labels)), row_labels)
@@ -92,6 +100,81 @@ def fmt_num(x: float, casas: int = 2) -> str:
     """Número com vírgula decimal: 98.2012 -> '98,20'."""
     s = f"{x:,.{casas}f}"
     return s.replace(",", "X").replace(".", ",").replace("X", ".")
+
+
+# Um número escrito por Python ou NumPy ("0.25", "4096", "0." do NumPy), fora de expoentes.
+_NUMBER = re.compile(r"(?<![eE])(?<![eE][-+])(?<![\w.])\d+(?:\.\d*)?")
+
+
+def brazilian(text: str) -> str:
+    """Os números que Python escreveu num texto ('0.25', '1500') no formato de `fmt_num`.
+
+    Mantém as casas decimais de cada número: '0.50' -> '0,50', '4096' -> '4.096',
+    o '0.' do NumPy -> '0,' (mesma largura); o expoente de '1.5e-07' fica.
+    """
+    def convert(m):
+        whole, dot, decimals = m[0].partition(".")
+        if dot and not decimals:
+            return fmt_int(int(whole)) + ","
+        return fmt_num(float(m[0]), len(decimals))
+
+    return _NUMBER.sub(convert, text)
+
+
+def br(valor, casas: int | None = None, cientifica: bool = False) -> str:
+    """Número, array NumPy ou tensor escrito no formato brasileiro, para as saídas do livro.
+
+    Sem `casas`, os dígitos que o Python ou o NumPy escreveriam, com vírgula
+    decimal (0.9999992920524363 -> '0,9999992920524363'; um array sai como o
+    `print` do NumPy, alinhado). Com `casas`, casas fixas (`fmt_num`), ou
+    notação científica com `cientifica=True` (5.55e-17 -> '5,6e-17' com casas=1).
+    """
+    if hasattr(valor, "detach"):
+        valor = valor.detach().cpu().numpy()
+    if isinstance(valor, np.ndarray) and valor.ndim > 0:
+        if casas is not None:
+            valor = np.round(valor, casas)
+        return brazilian(np.array2string(valor))
+    if isinstance(valor, (bool, np.bool_)) or not isinstance(valor, (int, float, np.number, np.ndarray)):
+        raise TypeError(f"br espera um número, array ou tensor; veio {type(valor).__name__}")
+    x = float(valor)
+    if cientifica:
+        return brazilian(f"{x:.{1 if casas is None else casas}e}")
+    if casas is not None:
+        return fmt_num(x, casas)
+    if isinstance(valor, (int, np.integer)):
+        return fmt_int(valor)
+    return brazilian(str(valor) if isinstance(valor, np.floating) else repr(x))
+
+
+class FormatadorBR(mticker.ScalarFormatter):
+    """O `ScalarFormatter` do matplotlib com os números escritos por `brazilian`."""
+
+    def __call__(self, x, pos=None):
+        return brazilian(super().__call__(x, pos))
+
+    def get_offset(self):
+        return brazilian(super().get_offset())
+
+    def format_data_short(self, value):
+        return brazilian(super().format_data_short(value))
+
+
+class EscalaLinearBR(mscale.LinearScale):
+    """A escala "linear" (a padrão de todo eixo) com marcas no formato brasileiro."""
+
+    name = "linear"
+
+    def __init__(self):   # sem o parâmetro `axis`, que o matplotlib 3.11 vai descontinuar
+        super().__init__(None)
+
+    def set_default_locators_and_formatters(self, axis):
+        super().set_default_locators_and_formatters(axis)
+        axis.set_major_formatter(FormatadorBR())
+
+
+# Registrar com o nome "linear" troca a escala padrão de todos os eixos (e barras de cor).
+mscale.register_scale(EscalaLinearBR)
 
 
 def fmt_bytes(n: float) -> str:

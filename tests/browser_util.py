@@ -29,7 +29,7 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run",
 ]
-DESKTOP = {"width": 1280, "height": 800}
+DESKTOP = {"width": 1400, "height": 800}   # a largura do computador em que a issue 16 mediu
 PHONE = {"width": 390, "height": 844}   # largura CSS de um celular comum
 
 # Um capítulo é book/parteN/NN-slug; o slug é também o nome do exercício.
@@ -187,6 +187,44 @@ OVERFLOW_JS = r"""
 }
 """
 
+LAYOUT_JS = r"""
+([figureTextPx, minTextPx]) => {
+  // Fórmulas: a caixa de cada fórmula em destaque cabe na coluna do artigo (texto);
+  // as fórmulas mais largas que a própria caixa vão como objetos {label, inner, box, marked}.
+  const article = document.querySelector("article.bd-article") || document.querySelector("main");
+  const col = article.getBoundingClientRect();
+  const equations = [];
+  for (const el of document.querySelectorAll('mjx-container[display="true"]')) {
+    if (!el.checkVisibility()) continue;
+    const box = (el.closest("div.math") || el).getBoundingClientRect();
+    const math = el.querySelector("mjx-math");
+    const inner = math ? math.getBoundingClientRect().width : 0;
+    const item = window.MathJax.startup.document.getMathItemsWithin(el)[0];
+    const label = (item ? item.math : el.textContent).trim().slice(0, 60);
+    if (box.right > col.right + 1 || box.left < col.left - 1) {
+      equations.push(`${label}: caixa de ${Math.round(box.width)} px passa da coluna (${Math.round(col.width)} px)`);
+    } else if (inner > box.width + 1) {
+      // Mais larga que a caixa: a caixa tem de rolar e mostrar a sombra de "continua"
+      // (book/_static/curso.js); o teste exige isso só no celular.
+      const scrolls = ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
+      equations.push({label, inner: Math.round(inner), box: Math.round(box.width),
+                      marked: scrolls && el.classList.contains("formula-rola")});
+    }
+  }
+  // Figuras: o texto normal da figura (figureTextPx na imagem) na escala em que aparece.
+  const figures = [];
+  for (const img of document.querySelectorAll("div.cell_output img")) {
+    if (!img.naturalWidth || !img.checkVisibility()) continue;
+    const shown = img.getBoundingClientRect().width;
+    const textPx = shown / img.naturalWidth * figureTextPx;
+    const zoom = img.closest("a") && img.closest("a").href === img.src;
+    figures.push({src: img.src.split("/").pop(), shown: Math.round(shown), natural: img.naturalWidth,
+                  textPx: Math.round(textPx * 10) / 10, readable: textPx >= minTextPx - 0.01, zoom: !!zoom});
+  }
+  return {width: document.documentElement.clientWidth, column: Math.round(col.width), equations, figures};
+}
+"""
+
 SETTLE_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
@@ -203,6 +241,8 @@ class PageReport:
     external_requests: list[str] = field(default_factory=list)
     probe: dict = field(default_factory=dict)
     phone: dict = field(default_factory=dict)
+    layout: dict = field(default_factory=dict)   # LAYOUT_JS por largura: "computador", "celular"
+    axe: list = field(default_factory=list)       # violações do axe-core (WCAG 2 A/AA)
     seconds: float = 0.0
 
 
@@ -240,8 +280,11 @@ class Recorder:
         if resp.status >= 400:
             self._add("failed_requests", f"{resp.url} (HTTP {resp.status})")
 
-    def visit(self, page, path: str, url: str) -> PageReport:
-        """Abre `url` em largura de computador, mede, e mede de novo em largura de celular."""
+    def visit(self, page, path: str, url: str, axe: bool = False) -> PageReport:
+        """Abre `url` em largura de computador, mede, e mede de novo em largura de celular.
+
+        Com `axe`, roda também as regras WCAG 2 A/AA do axe-core na largura de computador.
+        """
         report = PageReport(page=path, url=url)
         self.current = report
         t0 = time.perf_counter()
@@ -250,13 +293,52 @@ class Recorder:
         report.status = resp.status if resp else None
         report.final_url = page.url
         report.probe = page.evaluate(PROBE_JS)
+        args = [figure_text_px(), MIN_FIGURE_TEXT_PX]
+        report.layout["computador"] = page.evaluate(LAYOUT_JS, args)
+        if axe:
+            report.axe = axe_violations(page)
         page.set_viewport_size(PHONE)
         page.evaluate(SETTLE_JS)
         report.phone = page.evaluate(OVERFLOW_JS)
+        report.layout["celular"] = page.evaluate(LAYOUT_JS, args)
         page.set_viewport_size(DESKTOP)
         report.seconds = time.perf_counter() - t0
         self.current = None
         return report
+
+
+# Menor texto de figura aceito na tela, em px CSS. 9 px é o piso: é o tamanho
+# das notas de rodapé mais miúdas da web e pouco abaixo de 12 pt impressos a
+# distância de leitura de um celular; abaixo disso os rótulos dos eixos viram
+# borrões (na issue 16 eram ~4 px). Mede-se o texto normal das figuras, o dos
+# rótulos e marcas dos eixos (font.size do estilo do curso), não as anotações
+# menores dentro de mapas de calor.
+MIN_FIGURE_TEXT_PX = 9.0
+
+
+def figure_text_px() -> float:
+    """Altura do texto normal das figuras do curso, em px da imagem (font.size em pt x dpi / 72)."""
+    from atencao.plots import STYLE
+
+    return STYLE["font.size"] * STYLE["savefig.dpi"] / 72
+
+
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def axe_violations(page) -> list[dict]:
+    """Violações das regras WCAG 2 A/AA do axe-core (que vem dentro do axe-playwright-python)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": WCAG_TAGS},
+                                       "resultTypes": ["violations"],
+                                       # sem pré-carregar as folhas de estilo: o axe 4.12 resolve o
+                                       # @import do tema (../basic.css) a partir da página, não da
+                                       # folha, e pede um arquivo que não existe (404 no console)
+                                       "preload": False})
+    return [{"id": v["id"], "impact": v.get("impact"), "help": v.get("help"),
+             "nodes": [n.get("target") for n in v.get("nodes", [])][:5]}
+            for v in results.response.get("violations", [])]
 
 
 def wait_ready(page):

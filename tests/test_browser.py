@@ -29,7 +29,7 @@ import nbformat
 import pytest
 
 from browser_util import (
-    CHROMIUM, CHROMIUM_ARGS, DESKTOP, HTML, PHONE, ROOT, SCREENSHOTS, Recorder,
+    CHROMIUM, CHROMIUM_ARGS, DESKTOP, HTML, MIN_FIGURE_TEXT_PX, PHONE, ROOT, SCREENSHOTS, Recorder,
     chapters, strip_url, toc_files, wait_ready,
 )
 
@@ -91,7 +91,7 @@ def tab(browser, site):
 def reports(tab, site):
     page, recorder = tab
     t0 = time.perf_counter()
-    out = {p: recorder.visit(page, p, page_url(site, p)) for p in PAGES}
+    out = {p: recorder.visit(page, p, page_url(site, p), axe=True) for p in PAGES}
     print(f"\n[navegador] {len(out)} páginas abertas e medidas em {time.perf_counter() - t0:.1f} s")
     for r in out.values():  # avisos não reprovam (o Chromium emite alguns por conta própria), mas aparecem
         for w in r.console_warnings:
@@ -170,6 +170,115 @@ def test_page_fits_a_phone_screen(reports, page):
     assert ph["over"] <= 0 and not ph["culprits"], (
         f"{page}: a {PHONE['width']} px de largura a página rola {ph['over']} px para o lado; "
         f"elementos que passam da borda fora de uma rolagem local: {ph['culprits']}")
+
+
+WIDTHS = ["computador", "celular"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("page", PAGES)
+def test_equations_fit_their_column(reports, page, width):
+    """A caixa de toda fórmula cabe na coluna; no computador a fórmula cabe inteira na caixa;
+    no celular, uma fórmula mais larga rola dentro da caixa, com a sombra de "continua"."""
+    layout = reports[page].layout[width]
+    outside = [e for e in layout["equations"] if isinstance(e, str)]
+    wider = [e for e in layout["equations"] if not isinstance(e, str)]
+    cut = wider if width == "computador" else [e for e in wider if not e["marked"]]
+    assert not outside and not cut, (
+        f"{page} ({width}, {layout['width']} px): fórmulas que passam da coluna {outside} ou cortadas "
+        f"na caixa {cut} (quebre com aligned, ou, no celular, deixe a caixa rolar)")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("page", PAGES)
+def test_figure_text_is_readable_and_figures_open_full_size(reports, page, width):
+    layout = reports[page].layout[width]
+    small = [f for f in layout["figures"] if not f["readable"]]
+    assert not small, (f"{page} ({width}): figuras com texto menor que {MIN_FIGURE_TEXT_PX} px na tela: "
+                       f"{small}")
+    no_zoom = [f["src"] for f in layout["figures"] if not f["zoom"]]
+    assert not no_zoom, f"{page} ({width}): figuras que não abrem em tamanho real ao toque: {no_zoom}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_wcag_violation_reported_by_axe(reports, page):
+    violations = reports[page].axe
+    assert not violations, f"{page}: violações WCAG 2 A/AA (axe-core):\n  " + "\n  ".join(
+        f"{v['id']} ({v['impact']}): {v['help']} em {v['nodes']}" for v in violations)
+
+
+def test_theme_button_toggles_between_light_and_dark_in_one_click(tab, site):
+    page, _ = tab
+    page.goto(page_url(site, PAGES[0]), wait_until="load")
+    page.evaluate("() => localStorage.removeItem('mode')")
+    page.reload(wait_until="load")
+    theme = lambda: page.evaluate("() => document.documentElement.dataset.theme")  # noqa: E731
+    button = page.locator(".theme-switch-button:visible").first
+    seen = [theme()]
+    for _ in range(3):
+        button.click()
+        page.wait_for_timeout(100)
+        seen.append(theme())
+    page.evaluate("() => localStorage.removeItem('mode')")
+    assert seen == ["light", "dark", "light", "dark"], f"temas depois de cada clique: {seen}"
+
+
+def test_page_toc_highlight_follows_the_reader_after_a_jump(tab, site):
+    """Saltar para o meio de cada seção (barra de rolagem, PageDown) destaca essa seção no sumário."""
+    page, _ = tab
+    page.set_viewport_size({"width": DESKTOP["width"], "height": 900})
+    try:
+        page.goto(page_url(site, "book/parte1/07-bloco-transformer"), wait_until="load")
+        hashes = page.eval_on_selector_all("#pst-page-toc-nav a", "els => els.map(a => a.hash)")
+        assert len(hashes) >= 8, hashes
+        wrong = []
+        # A seção do leitor: a do último título acima da linha de leitura (30 % da altura
+        # abaixo do cabeçalho, a mesma faixa do tema). Saltos de 200 px além de cada título
+        # passam por cima da faixa, e o destaque do tema sozinho ficava para trás.
+        expected_js = """() => {
+            const top = document.getElementById("pst-header").getBoundingClientRect().height;
+            const line = top + (innerHeight - top) * 0.3;
+            let current = null;
+            for (const a of document.querySelectorAll("#pst-page-toc-nav a")) {
+                const el = document.getElementById(a.hash.slice(1));
+                if (el && el.getBoundingClientRect().top <= line) current = a.hash;
+            }
+            return current;
+        }"""
+        for h in hashes[1:]:
+            top = page.evaluate("(id) => document.getElementById(id).getBoundingClientRect().top + scrollY",
+                                h[1:])
+            page.evaluate("(y) => window.scrollTo(0, y)", top + 200)
+            page.wait_for_timeout(250)
+            want = page.evaluate(expected_js)
+            active = page.eval_on_selector_all("#pst-page-toc-nav a.active", "els => els.map(a => a.hash)")
+            if active != [want]:
+                wrong.append(f"200 px depois de {h}: destaque em {active}, esperado {want}")
+        assert not wrong, "o destaque do sumário ficou para trás:\n  " + "\n  ".join(wrong)
+    finally:
+        page.set_viewport_size(DESKTOP)
+
+
+@pytest.mark.parametrize("page,slug", chapters())
+def test_launch_menu_opens_the_exercise_notebook(tab, site, page, slug):
+    """Colab abre o caderno de exercícios; Binder, o capítulo; sem hub configurado, sem JupyterHub."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    repo = config["repository"]["url"].removeprefix("https://github.com/")
+    tab_page, _ = tab
+    tab_page.goto(page_url(site, page), wait_until="load")
+    menu = dict(tab_page.eval_on_selector_all(
+        ".dropdown-launch-buttons a", "els => els.map(a => [a.textContent.trim(), a.href])"))
+    assert menu.get("Colab") == (f"https://colab.research.google.com/github/{repo}/blob/main/"
+                                 f"exercises/{slug}/{slug}.ipynb"), menu
+    assert menu.get("Binder", "").endswith(f"?urlpath=lab/tree/{page}.md"), menu
+    hub = (config.get("launch_buttons") or {}).get("jupyterhub_url")
+    if hub:
+        assert "git-pull?" in menu.get("JupyterHub", "") and f"exercises/{slug}/{slug}.ipynb" in menu["JupyterHub"]
+    else:
+        assert "JupyterHub" not in menu, f"botão de JupyterHub sem hub configurado: {menu}"
+    assert not [u for u in menu.values() if re.search(r"exemplo|example", u)], menu
 
 
 # --------------------------------------------------------------------------
@@ -284,6 +393,24 @@ def test_search_finds_an_accented_portuguese_word(tab, site, reports):
     assert page_url(site, "book/apendices/glossario") in want
     found = set(search(tab, site, word))
     assert want <= found, f"a busca por {word!r} não achou: {sorted(want - found)}; achou {sorted(found)}"
+
+
+def search_titles(tab, site, term: str) -> list[str]:
+    """Os títulos dos resultados, na ordem da lista (depois de `search`)."""
+    search(tab, site, term)
+    page, _ = tab
+    return page.eval_on_selector_all("#search-results ul.search li > a", "els => els.map(a => a.textContent.trim())")
+
+
+def test_search_forgives_accents_and_ranks_the_chapter_with_that_title_first(tab, site):
+    accented = search_titles(tab, site, "máscara")
+    plain = search_titles(tab, site, "mascara")
+    # Por página: a busca por título de seção ("Glossário > máscara causal") é exata no Sphinx.
+    pages = lambda titles: sorted({t.split(" > ")[0] for t in titles})  # noqa: E731
+    assert pages(plain) == pages(accented), f"'mascara' achou {plain}; 'máscara' achou {accented}"
+    assert "A máscara causal" in accented[0], accented[:4]
+    online = search_titles(tab, site, "softmax online")
+    assert "Softmax online" in online[0], online[:4]
 
 
 def test_search_finds_a_term_from_the_last_chapter(tab, site, reports):

@@ -20,3 +20,26 @@ def test_heatmap_draws_masked_cells_and_rejects_3d():
     assert len(texts) == 6  # 3 posições mascaradas não recebem número
     with pytest.raises(ValueError, match="2D"):
         plots.heatmap(np.zeros((2, 2, 2)))
+
+
+def test_axes_write_numbers_in_brazilian_format():
+    """Toda escala linear (eixos e barras de cor) usa FormatadorBR: 0,5 e 4.096, não 0.5 e 4096."""
+    import matplotlib.pyplot as plt
+
+    from atencao.plots import FormatadorBR, brazilian
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 0.5, 1.5], [0, 2048, 4096])
+    fig.canvas.draw()
+    xs = [t.get_text() for t in ax.get_xticklabels()]
+    ys = [t.get_text() for t in ax.get_yticklabels()]
+    plt.close(fig)
+    assert isinstance(ax.xaxis.get_major_formatter(), FormatadorBR)
+    assert "0,2" in xs and not [x for x in xs if "." in x], xs
+    assert "4.000" in ys, ys
+    assert brazilian("−0.25 e 1500") == "−0,25 e 1.500"
+
+
+def test_heatmap_annotations_are_brazilian():
+    ax = plots.heatmap(np.array([[0.25, 1500.0], [0.5, 0.125]]))
+    assert sorted(t.get_text() for t in ax.texts) == ["0,12", "0,25", "0,50", "1.500,00"]

@@ -7,6 +7,8 @@
    copia exercises/<slug>/<slug>.ipynb para o site (exercicios/<slug>.ipynb) e
    monta o link do Colab a partir do endereço do repositório em _config.yml
    (uma só configuração para todos os links). Um slug sem caderno é erro.
+   O menu do foguete (Colab, JupyterHub via nbgitpuller, Binder) sai do mesmo
+   `Launch`; um endereço de exemplo no _config.yml faz a construção falhar.
 
        ```{exercicio} 01-pontuacoes
        ```
@@ -30,9 +32,16 @@
    usam (`_()` do Sphinx e `translation()` do tema do livro): uma frase que o
    tema já traduz continua com a tradução dele. Textos fixos em inglês nos
    modelos do tema são trocados por book/_templates/.
-5. O estilo `ptbr_alpha` das referências (sphinxcontrib-bibtex/pybtex): o
+5. Caminhos de arquivos do repositório no texto (`bench/results.md`) viram
+   links para o arquivo no repositório, e o ``<endereço do repositório>`` dos
+   blocos de código (o ``git clone`` da página inicial) vira o repository.url.
+6. Busca: sem acentos (``mascara`` acha ``máscara``) e com o capítulo cujo
+   título casa com a busca em primeiro (book/_ext/search_scorer.js).
+7. O estilo `ptbr_alpha` das referências (sphinxcontrib-bibtex/pybtex): o
    `alpha` do pybtex com "e" entre os autores e "Em" antes do livro ou dos
-   anais, no lugar de "and" e "In".
+   anais, no lugar de "and" e "In"; os campos `eprint` e `doi` do .bib viram
+   links para o arXiv e o DOI. As citações no texto usam `ptbr_author_year`
+   ("Zhang e Sennrich").
 """
 
 from __future__ import annotations
@@ -43,9 +52,13 @@ import html
 import json
 import re
 import shutil
+import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
 from docutils import nodes
+from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective
 
 import mathjax  # pacote do django-static-mathjax
@@ -63,6 +76,76 @@ def _exercise(app, slug: str) -> Path:
     return _repo_root(app) / "exercises" / slug / f"{slug}.ipynb"
 
 
+@dataclass(frozen=True)
+class Launch:
+    """Endereços de abertura dos cadernos, todos do único ``repository.url`` do _config.yml.
+
+    ``hub`` vazio quer dizer que nenhum JupyterHub foi configurado: não há botão.
+    """
+
+    repo_url: str          # https://github.com/<org>/<repo>
+    branch: str
+    binder: str = ""       # https://mybinder.org
+    hub: str = ""          # https://hub.universidade.br
+    interface: str = "lab/tree"
+
+    @property
+    def org_repo(self) -> str:
+        return self.repo_url.removeprefix("https://github.com/")
+
+    def colab(self, path: str) -> str:
+        return f"https://colab.research.google.com/github/{self.org_repo}/blob/{self.branch}/{path}"
+
+    def jupyterhub(self, path: str) -> str | None:
+        """Link do nbgitpuller: clona (ou atualiza) o repositório no hub e abre `path`."""
+        if not self.hub:
+            return None
+        repo = self.org_repo.split("/")[-1]
+        query = urlencode({"repo": self.repo_url, "branch": self.branch,
+                           "urlpath": f"{self.interface}/{repo}/{path}"}, safe="/")
+        return f"{self.hub}/hub/user-redirect/git-pull?{query}"
+
+    def binder_url(self, path: str) -> str | None:
+        """O repositório no Binder, com o ambiente de binder/, abrindo `path`."""
+        if not self.binder:
+            return None
+        return f"{self.binder}/v2/gh/{self.org_repo}/{self.branch}?urlpath={self.interface}/{path}"
+
+
+# Endereços de exemplo que não podem ir para um site publicado.
+PLACEHOLDER = re.compile(r"[<>]|//([\w-]+\.)*(exemplo|example|seu-|sua-|your-)[\w.-]*|//(localhost|127\.)", re.I)
+
+
+def launch_config(config) -> Launch:
+    """O `Launch` do livro, a partir das opções do tema que o JB1 monta do _config.yml."""
+    opts = config.html_theme_options or {}
+    buttons = opts.get("launch_buttons", {}) or {}
+    repo = (opts.get("repository_url") or "").rstrip("/")
+    if repo and not re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", repo):
+        raise ExtensionError(f"repository.url do _config.yml deve ser https://github.com/<org>/<repo>; veio {repo!r}")
+    interface = {"classic": "tree", "jupyterlab": "lab/tree"}.get(buttons.get("notebook_interface", "jupyterlab"))
+    if interface is None:
+        raise ExtensionError("launch_buttons.notebook_interface deve ser 'jupyterlab' ou 'classic'; "
+                             f"veio {buttons.get('notebook_interface')!r}")
+    return Launch(repo_url=repo, branch=opts.get("repository_branch") or "main",
+                  binder=(buttons.get("binderhub_url") or "").rstrip("/"),
+                  hub=(buttons.get("jupyterhub_url") or "").rstrip("/"), interface=interface)
+
+
+def _check_placeholders(app, config):
+    """A construção falha com um endereço de exemplo no repositório ou nos botões."""
+    opts = config.html_theme_options or {}
+    buttons = opts.get("launch_buttons", {}) or {}
+    found = {name: url for name, url in [("repository.url", opts.get("repository_url") or ""),
+                                         *((f"launch_buttons.{k}", v) for k, v in buttons.items()
+                                           if k.endswith("_url") and isinstance(v, str))]
+             if PLACEHOLDER.search(url)}
+    if found:
+        raise ExtensionError("endereços de exemplo no _config.yml (troque pelo endereço real ou apague a linha): "
+                             + ", ".join(f"{k} = {v}" for k, v in found.items()))
+    launch_config(config)   # valida o formato
+
+
 class Exercicio(SphinxDirective):
     required_arguments = 1
     has_content = False
@@ -76,11 +159,7 @@ class Exercicio(SphinxDirective):
         self.env.app.env.curso_exercicios = getattr(self.env.app.env, "curso_exercicios", set()) | {slug}
         depth = self.env.docname.count("/")
         href = "../" * depth + f"{SITE_DIR}/{slug}.ipynb"
-        opts = self.config.html_theme_options
-        repo = opts.get("repository_url", "").rstrip("/")
-        branch = opts.get("repository_branch", "main") or "main"
-        colab = repo.replace("https://github.com/", "https://colab.research.google.com/github/")
-        colab += f"/blob/{branch}/exercises/{slug}/{slug}.ipynb"
+        colab = launch_config(self.config).colab(exercise_path(slug))
 
         box = nodes.admonition(classes=["tip", "exercicio"])
         box += nodes.title(text=f"Exercícios: {slug}.ipynb")
@@ -92,6 +171,46 @@ class Exercicio(SphinxDirective):
         para += nodes.Text(". As células de teste mostram o que se espera; a correção também usa testes ocultos.")
         box += para
         return [box]
+
+
+def exercise_path(slug: str) -> str:
+    """Caminho do caderno de exercícios no repositório."""
+    return f"exercises/{slug}/{slug}.ipynb"
+
+
+def _launch_buttons(app, pagename, templatename, context, doctree):
+    """Refaz o menu do foguete (o do sphinx-book-theme abre a página .md do capítulo).
+
+    Colab e JupyterHub (nbgitpuller) abrem o caderno de EXERCÍCIOS do capítulo;
+    o Binder abre a página do capítulo no ambiente de binder/ (o jupytext a abre
+    como notebook). Sem JupyterHub configurado, não há botão de JupyterHub.
+    """
+    group = next((b for b in context.get("header_buttons", [])
+                  if b.get("type") == "group" and b.get("label") == "launch-buttons"), None)
+    if group is None:
+        return
+    launch = launch_config(app.config)
+    slug = Path(pagename).name
+    icons = {b["text"]: b.get("icon") for b in group["buttons"]}
+    buttons = []
+
+    def add(text, url, tooltip, icon):
+        if url:
+            buttons.append({"type": "link", "text": text, "tooltip": tooltip, "url": url,
+                            "icon": icons.get(text) or icon})
+
+    if _exercise(app, slug).exists():
+        add("Colab", launch.colab(exercise_path(slug)), "Abrir os exercícios no Colab",
+            "_static/images/logo_colab.png")
+        add("JupyterHub", launch.jupyterhub(exercise_path(slug)), "Abrir os exercícios no JupyterHub",
+            "_static/images/logo_jupyterhub.svg")
+    source = app.env.doc2path(pagename, False)
+    add("Binder", launch.binder_url(str(source)), "Abrir este capítulo no Binder",
+        "_static/images/logo_binder.svg")
+    if buttons:
+        group["buttons"] = buttons
+    else:
+        context["header_buttons"].remove(group)
 
 
 # msgid do tema -> português (pt-BR)
@@ -136,13 +255,25 @@ FIXED_PT = {
 }
 
 
+# Papéis ARIA que o axe-core acusa (WCAG 2 A): o Sphinx 7 marca cada referência
+# da bibliografia com o papel `doc-biblioentry`, obsoleto no DPUB-ARIA 1.1, dentro
+# de um `role="list"`, que só pode ter `listitem` como filhos.
+ARIA_FIXES = {
+    'class="citation" id=': 'class="citation" role="listitem" id=',
+    ' role="doc-biblioentry"': '',
+}
+
+
 def _translate_fixed(app, exc):
-    if exc is not None or app.builder.format != "html" or not (app.config.language or "").startswith("pt"):
+    if exc is not None or app.builder.format != "html":
         return
+    table = dict(ARIA_FIXES)
+    if (app.config.language or "").startswith("pt"):
+        table.update(FIXED_PT)
     for page in Path(app.outdir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         new = text
-        for old, pt in FIXED_PT.items():
+        for old, pt in table.items():
             new = new.replace(old, pt)
         if new != text:
             page.write_text(new, encoding="utf-8")
@@ -185,6 +316,26 @@ def _register_bib_style() -> None:
             return formatted
 
     register_plugin("pybtex.style.formatting", "ptbr_alpha", PtBrAlpha)
+    _register_cite_style()
+
+
+def _register_cite_style() -> None:
+    """Citações no texto com "e": "Zhang e Sennrich (2019)", "Dao et al. (2022)".
+
+    O ``author_year`` do sphinxcontrib-bibtex com a ``PersonStyle`` em português;
+    o resto (parênteses, "et al." a partir de três autores) fica como está.
+    """
+    from dataclasses import dataclass, field
+
+    from sphinxcontrib.bibtex.plugin import register_plugin
+    from sphinxcontrib.bibtex.style.referencing import PersonStyle
+    from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
+
+    @dataclass
+    class PtBrAuthorYear(AuthorYearReferenceStyle):
+        person: PersonStyle = field(default_factory=lambda: PersonStyle(sep2=" e ", last_sep=" e "))
+
+    register_plugin("sphinxcontrib.bibtex.style.referencing", "ptbr_author_year", PtBrAuthorYear)
 
 
 def _set_path(app, config):
@@ -345,6 +496,92 @@ def _relative_tracebacks(app, doctree):
             block.rawsource = new
 
 
+# --------------------------------------------------------------------------
+# Busca que perdoa acentos e põe primeiro o capítulo cujo título casa
+# --------------------------------------------------------------------------
+
+def fold_accents(text: str) -> str:
+    """Texto sem acentos nem cedilha: "máscara" -> "mascara", "atenção" -> "atencao"."""
+    decomposed = unicodedata.normalize("NFD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _search_language():
+    """O português do Sphinx com as palavras sem acento antes do radical.
+
+    O índice (Python) e a consulta (JavaScript, em language_data.js) tiram os
+    acentos da palavra antes do radicalizador snowball: "mascara" e "máscara"
+    viram o mesmo termo, no índice e na busca.
+    """
+    from sphinx.search import pt
+
+    minified = Path(pt.__file__).parent / "minified-js"
+    js = "\n".join((minified / name).read_text(encoding="utf-8")
+                   for name in ("base-stemmer.js", "portuguese-stemmer.js"))
+    js += """
+var Stemmer = function() {
+  const stemmer = new PortugueseStemmer();
+  const fold = (w) => w.normalize("NFD").replace(/[\\u0300-\\u036f]/g, "");
+  this.stemWord = (word) => stemmer.stemWord(fold(word.toLowerCase()));
+};
+"""
+
+    class SearchPortugueseFolded(pt.SearchPortuguese):
+        js_stemmer_rawcode = ""   # o JS vai inteiro em js_stemmer_code
+        js_stemmer_code = js
+
+        def stem(self, word: str) -> str:
+            return self.stemmer.stemWord(fold_accents(word.lower()))
+
+    return SearchPortugueseFolded
+
+
+SEARCH_SCORER = Path(__file__).with_name("search_scorer.js")
+
+
+def _set_search(app, config):
+    config.html_search_scorer = str(SEARCH_SCORER)
+
+
+# --------------------------------------------------------------------------
+# Arquivos do repositório citados no texto viram links; o endereço de clone é o real
+# --------------------------------------------------------------------------
+
+REPO_PATH = re.compile(r"[\w.-]+(/[\w.-]+)*/?")
+CLONE_PLACEHOLDER = "<endereço do repositório>"
+
+
+def _link_repository(app, doctree):
+    """`bench/results.md` no texto vira link para o arquivo no repositório (repository.url).
+
+    Só código em linha que é o caminho de um arquivo ou pasta que existe no
+    repositório e tem uma barra (``bench/``, ``atencao/core.py``); nos blocos de
+    código, ``<endereço do repositório>`` vira o endereço de clone configurado.
+    """
+    launch = launch_config(app.config)
+    if not launch.repo_url:
+        return
+    root = _repo_root(app).resolve()
+    for literal in list(doctree.findall(nodes.literal)):
+        text = literal.astext()
+        if "/" not in text or not REPO_PATH.fullmatch(text) or isinstance(literal.parent, nodes.reference):
+            continue
+        target = (root / text).resolve()
+        if not target.is_relative_to(root) or not target.exists():
+            continue
+        kind = "tree" if target.is_dir() else "blob"
+        url = f"{launch.repo_url}/{kind}/{launch.branch}/{target.relative_to(root).as_posix()}"
+        ref = nodes.reference("", "", refuri=url, classes=["arquivo-do-repositorio"])
+        literal.replace_self(ref)
+        ref += literal
+    for block in doctree.findall(nodes.literal_block):
+        text = block.astext()
+        if CLONE_PLACEHOLDER in text:
+            new = text.replace(CLONE_PLACEHOLDER, f"{launch.repo_url}.git")
+            block.children = [nodes.Text(new)]
+            block.rawsource = new
+
+
 def _digest(app) -> str:
     """Impressão digital desta extensão, de book/_static/ e do _toc.yml.
 
@@ -355,7 +592,7 @@ def _digest(app) -> str:
     antigos (visto: o capítulo 1 continuava apontando para o glossário). Reler
     tudo não reexecuta nada: as saídas vêm do cache do jupyter-cache.
     """
-    h = hashlib.sha256(Path(__file__).read_bytes())
+    h = hashlib.sha256(Path(__file__).read_bytes() + SEARCH_SCORER.read_bytes())
     toc = _repo_root(app) / "_toc.yml"
     if toc.exists():
         h.update(toc.read_bytes())
@@ -376,10 +613,15 @@ def setup(app):
     # Busca sem LaTeX cru nem texto dos botões do tema nos resultados (book/_static/curso.js).
     app.add_js_file("curso.js")
     app.connect("config-inited", _set_path)
+    app.connect("config-inited", _set_search)
+    app.connect("config-inited", _check_placeholders)
+    app.add_search_language(_search_language())
     app.connect("config-inited", _drop_thebe)
     app.connect("builder-inited", _translate_theme)
     app.connect("html-page-context", _plain_titles, priority=900)
+    app.connect("html-page-context", _launch_buttons, priority=900)
     app.connect("doctree-read", _relative_tracebacks)
+    app.connect("doctree-read", _link_repository)
     app.connect("build-finished", _copy)
     app.connect("build-finished", _translate_fixed)
     app.connect("build-finished", _plain_search_titles)

@@ -7,6 +7,21 @@
  * 2. Títulos e resumos chegam com o LaTeX cru (\(QK^\top\)), porque o MathJax
  *    já rodou quando eles são inseridos: mandamos o MathJax renderizá-los, e um
  *    resumo cortado no meio de uma fórmula perde a fórmula pela metade.
+ * 3. Figuras legíveis em qualquer largura: cada figura das células ganha uma
+ *    largura mínima em que o texto de tamanho normal das figuras do curso
+ *    (atencao/plots.py: font.size 10 pt a 110 dpi, 15,3 px na imagem) aparece
+ *    com pelo menos 9 px CSS; mais larga que a coluna, a caixa rola para o
+ *    lado (book/_static/curso.css). Tocar na figura abre a imagem inteira.
+ * 4. O botão de tema alterna só entre claro e escuro (o do tema passa por
+ *    "igual ao sistema", que parece claro: eram dois cliques até o escuro).
+ * 5. O destaque do sumário "Nesta página" segue o leitor. O do tema só muda
+ *    quando um título cruza uma faixa no alto da tela (IntersectionObserver):
+ *    um salto maior que a faixa (barra de rolagem, PageDown, Home/End) pula o
+ *    título e o destaque fica na seção antiga. Aqui, a cada rolagem, a seção
+ *    ativa é a do último título acima da mesma linha (30 % da altura útil).
+ * 6. Fórmula em destaque mais larga que a sua caixa (no celular): a caixa rola
+ *    (book/_static/curso.css) e ganha a classe `formula-rola`, com uma sombra
+ *    na borda direita que avisa que a fórmula continua.
  */
 (() => {
   "use strict";
@@ -42,7 +57,91 @@
     });
   };
 
+  // Texto normal das figuras na imagem (px) e o menor tamanho aceito na tela (px CSS).
+  const FIGURE_TEXT_PX = 10 * 110 / 72;
+  const MIN_TEXT_PX = 9;
+
+  const readableFigures = () => {
+    for (const img of document.querySelectorAll("div.cell_output > img, div.cell_output div.output > img")) {
+      const link = document.createElement("a");
+      link.href = img.currentSrc || img.src;
+      link.className = "figura-ampliar";
+      link.title = "Abrir a figura em tamanho real";
+      img.replaceWith(link);
+      link.append(img);
+      const setWidth = () => {
+        if (img.naturalWidth) {
+          link.style.minWidth = Math.ceil(img.naturalWidth * MIN_TEXT_PX / FIGURE_TEXT_PX) + "px";
+          link.style.maxWidth = img.naturalWidth + "px";
+        }
+      };
+      if (img.complete) setWidth(); else img.addEventListener("load", setWidth);
+    }
+  };
+
+  // O tema percorre [auto, escuro, claro] (ou [auto, claro, escuro]) a partir do modo
+  // guardado; guardamos antes o modo que precede o oposto do atual, e o clique do
+  // próprio tema (que vem depois, na fase de bolha) chega nele.
+  const twoStateThemeButton = () => {
+    for (const button of document.querySelectorAll(".theme-switch-button")) {
+      button.addEventListener("click", () => {
+        const dark = window.matchMedia("(prefers-color-scheme: dark)").matches;
+        const cycle = dark ? ["auto", "light", "dark"] : ["auto", "dark", "light"];
+        const want = document.documentElement.dataset.theme === "dark" ? "light" : "dark";
+        localStorage.setItem("mode", cycle[(cycle.indexOf(want) + cycle.length - 1) % cycle.length]);
+      }, {capture: true});
+    }
+  };
+
+  const tocFollowsReader = () => {
+    const nav = document.getElementById("pst-page-toc-nav");
+    if (!nav) return;
+    const links = [...nav.querySelectorAll("a")].filter((a) => a.hash.length > 1);
+    const targets = links.map((a) => {
+      const section = document.getElementById(decodeURIComponent(a.hash.slice(1)));
+      return section && (section.querySelector("h1, h2, h3, h4, h5, h6") || section);
+    });
+    const header = document.getElementById("pst-header");
+    const update = () => {
+      const top = header ? header.getBoundingClientRect().height : 0;
+      const line = top + (window.innerHeight - top) * 0.3;
+      let current = null;
+      targets.forEach((el, k) => {
+        if (el && el.getBoundingClientRect().top <= line) current = links[k];
+      });
+      if (!current) current = links[0];
+      if (current.classList.contains("active") && current.getAttribute("aria-current")) return;
+      for (const a of links) {
+        a.classList.toggle("active", a === current);
+        if (a === current) a.setAttribute("aria-current", "true"); else a.removeAttribute("aria-current");
+      }
+      for (const li of nav.querySelectorAll(".toc-entry")) li.classList.toggle("active", li.contains(current));
+    };
+    let pending = false;
+    window.addEventListener("scroll", () => {
+      if (pending) return;
+      pending = true;
+      // Depois do IntersectionObserver do tema (que roda antes da pintura): a palavra final é esta.
+      requestAnimationFrame(() => setTimeout(() => { pending = false; update(); }, 0));
+    }, {passive: true});
+  };
+
+  const markScrollingFormulas = () => {
+    const mark = () => {
+      for (const el of document.querySelectorAll('mjx-container[display="true"]')) {
+        el.classList.toggle("formula-rola", el.scrollWidth > el.clientWidth + 1);
+      }
+    };
+    const mj = window.MathJax;
+    if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(mark);
+    window.addEventListener("resize", mark);
+  };
+
   document.addEventListener("DOMContentLoaded", () => {
+    markScrollingFormulas();
+    readableFigures();
+    twoStateThemeButton();
+    tocFollowsReader();
     if (typeof Search === "undefined") return;  // searchtools.js ausente
 
     const htmlToText = Search.htmlToText;
