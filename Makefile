@@ -26,7 +26,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 # O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help publish pdf lab-aluno student-config
+.PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help publish pdf lab-aluno student-config weights
 
 help:
 	@echo "make book     constrói o livro (HTML em _build/html), executando todos os capítulos"
@@ -37,6 +37,7 @@ help:
 	@echo "make lab-aluno  copia os exercícios para $(EXERCICIOS) e abre o JupyterLab sem os menus do professor"
 	@echo "make pdf      imprime o livro inteiro em $(PDF) (Chromium), para ler sem internet"
 	@echo "make publish  constrói e publica _build/html no ramo $(PUBLISH_BRANCH) de $(PUBLISH_REMOTE) (GitHub Pages)"
+	@echo "make weights  treina o tokenizador e o modelo tiny na prosa do curso (atencao/data/)"
 	@echo "make grade SUBMISSOES=pasta_ou_zip WORKSPACE=pasta   corrige uma turma"
 
 all: book
@@ -132,3 +133,8 @@ pdf: $(STAMP) $(APT_STAMP)
 
 clean:
 	rm -rf _build .pytest_cache
+
+# Pesos do modelo de linguagem do cap. 7 e 11: tokenizador BPE e modelo tiny
+# treinados na prosa do projeto (python -m atencao.lm). Grava atencao/data/.
+weights: $(STAMP)
+	$(BIN)/python -m atencao.lm
