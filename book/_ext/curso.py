@@ -33,8 +33,7 @@
    tema já traduz continua com a tradução dele. Textos fixos em inglês nos
    modelos do tema são trocados por book/_templates/.
 5. Caminhos de arquivos do repositório no texto (`bench/results.md`) viram
-   links para o arquivo no repositório, e o ``<endereço do repositório>`` dos
-   blocos de código (o ``git clone`` da página inicial) vira o repository.url.
+   links para o arquivo no repositório (repository.url).
 6. Busca: sem acentos (``mascara`` acha ``máscara``) e com o capítulo cujo
    título casa com a busca em primeiro (book/_ext/search_scorer.js).
 7. O estilo `ptbr_alpha` das referências (sphinxcontrib-bibtex/pybtex): o
@@ -544,19 +543,18 @@ def _set_search(app, config):
 
 
 # --------------------------------------------------------------------------
-# Arquivos do repositório citados no texto viram links; o endereço de clone é o real
+# Arquivos do repositório citados no texto viram links
 # --------------------------------------------------------------------------
 
 REPO_PATH = re.compile(r"[\w.-]+(/[\w.-]+)*/?")
-CLONE_PLACEHOLDER = "<endereço do repositório>"
 
 
 def _link_repository(app, doctree):
     """`bench/results.md` no texto vira link para o arquivo no repositório (repository.url).
 
     Só código em linha que é o caminho de um arquivo ou pasta que existe no
-    repositório e tem uma barra (``bench/``, ``atencao/core.py``); nos blocos de
-    código, ``<endereço do repositório>`` vira o endereço de clone configurado.
+    repositório e tem uma barra (``bench/``, ``atencao/core.py``). O endereço de
+    clone da página inicial é escrito por extenso e conferido por tests/test_aluno.py.
     """
     launch = launch_config(app.config)
     if not launch.repo_url:
@@ -574,12 +572,7 @@ def _link_repository(app, doctree):
         ref = nodes.reference("", "", refuri=url, classes=["arquivo-do-repositorio"])
         literal.replace_self(ref)
         ref += literal
-    for block in doctree.findall(nodes.literal_block):
-        text = block.astext()
-        if CLONE_PLACEHOLDER in text:
-            new = text.replace(CLONE_PLACEHOLDER, f"{launch.repo_url}.git")
-            block.children = [nodes.Text(new)]
-            block.rawsource = new
+
 
 
 def _digest(app) -> str:
