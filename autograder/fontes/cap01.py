@@ -201,6 +201,7 @@ def build() -> Notebook:
         grade_id="resposta_simetria",
         points=2,
     )
+    nb.entrega()
     return nb
 
 

@@ -274,7 +274,7 @@ def build() -> Notebook:
         grade_id="subtrair_maximo",
         points=2,
     )
-    nb.md("Pronto. Salve o notebook e envie.")
+    nb.entrega()
     return nb
 
 

@@ -271,6 +271,7 @@ def build() -> Notebook:
         grade_id="resposta_reescala",
         points=2,
     )
+    nb.entrega()
     return nb
 
 
