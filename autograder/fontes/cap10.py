@@ -1,9 +1,9 @@
-"""Exercício do capítulo 10 — FlashAttention: passo de ida com log-sum-exp,
-blocos causais pulados e o passo de volta por recálculo.
+"""Exercício do capítulo 10 — FlashAttention: passada para a frente com log-sum-exp,
+blocos causais pulados e a passada para trás por recálculo.
 
-Tarefas (pontos): passo de ida em blocos com lse, na ordem do FlashAttention-2
-(4), contagem dos blocos calculados e pulados (2), o passo de volta de um par
-de blocos (3), o passo de volta completo (3), pergunta escrita sobre guardar o
+Tarefas (pontos): passada para a frente em blocos com lse, na ordem do FlashAttention-2
+(4), contagem dos blocos calculados e pulados (2), a passada para trás de um par
+de blocos (3), a passada para trás completa (3), pergunta escrita sobre guardar o
 lse em vez de P (2). Oráculos: F.scaled_dot_product_attention, torch.logsumexp,
 o autograd do torch sobre a atenção ingênua e a contagem por força bruta sobre
 a máscara; nada do pacote atencao.
@@ -18,9 +18,9 @@ SLUG = "10-flashattention"
 def build() -> Notebook:
     nb = Notebook(SLUG, "Capítulo 10 — FlashAttention")
     nb.md(
-        "Você vai escrever, em PyTorch, o algoritmo do FlashAttention-2 (Dao, 2023): o passo de ida "
+        "Você vai escrever, em PyTorch, o algoritmo do FlashAttention-2 (Dao, 2023): a passada para a frente "
         "em blocos, que devolve a saída e o log-sum-exp (lse) de cada linha, pula os blocos que a "
-        "máscara causal apaga inteiros e nunca forma a matriz $T \\times T$; e o passo de volta, que "
+        "máscara causal apaga inteiros e nunca forma a matriz $T \\times T$; e a passada para trás, que "
         "recalcula as pontuações bloco a bloco a partir de q, k, v, da saída e do lse.\n\n"
         "Notação: $S = q k^\\top / \\sqrt{d}$, $P = \\mathrm{softmax}(S)$ (com a máscara), "
         "$O = P V$, $\\mathrm{lse}_i = \\log \\sum_j e^{S_{ij}}$, de modo que $P_{ij} = e^{S_{ij} - \\mathrm{lse}_i}$.\n\n"
@@ -36,7 +36,7 @@ def build() -> Notebook:
 
     # ---------------------------------------------------------------- tarefa 1
     nb.md(
-        "## Tarefa 1 — passo de ida em blocos, com lse (4 pontos)\n\n"
+        "## Tarefa 1 — passada para a frente em blocos, com lse (4 pontos)\n\n"
         "Implemente `flash_forward(q, k, v, causal=True, block=32)` para `q`, `k` com forma "
         "`(..., T, d)` e `v` com `(..., T, dv)`. Devolva `(out, lse)`: `out` com forma `(..., T, dv)` e o "
         "`dtype` de `q`; `lse` com forma `(..., T)`.\n\n"
@@ -176,7 +176,7 @@ def build() -> Notebook:
 
     # ---------------------------------------------------------------- tarefa 3
     nb.md(
-        "## Tarefa 3 — o passo de volta de um par de blocos (3 pontos)\n\n"
+        "## Tarefa 3 — a passada para trás de um par de blocos (3 pontos)\n\n"
         "Dado um bloco de consultas $i$ e um bloco de chaves $j$, com o lse das linhas do bloco e "
         "$D_i = \\sum_c dO_{ic} O_{ic}$ (um número por linha), as contribuições desse par para os "
         "gradientes são:\n\n"
@@ -252,7 +252,7 @@ def build() -> Notebook:
 
     # ---------------------------------------------------------------- tarefa 4
     nb.md(
-        "## Tarefa 4 — o passo de volta completo (3 pontos)\n\n"
+        "## Tarefa 4 — a passada para trás completa (3 pontos)\n\n"
         "Implemente `flash_backward(q, k, v, out, lse, dout, causal=True, block=32)` devolvendo "
         "`(dq, dk, dv)`, os gradientes de $\\sum O \\odot dO$. Calcule $D = \\mathrm{rowsum}(dO \\odot O)$ "
         "uma vez; depois, como no FlashAttention-2, laço **externo** sobre blocos de chaves $j$ e laço "
@@ -318,16 +318,16 @@ def build() -> Notebook:
     # ---------------------------------------------------------------- tarefa 5
     nb.written(
         "## Tarefa 5 — pergunta aberta (2 pontos)\n\n"
-        "O passo de ida guarda, para o passo de volta, só q, k, v, a saída e o lse. Por que guardar o lse "
+        "A passada para a frente guarda, para a passada para trás, só q, k, v, a saída e o lse. Por que guardar o lse "
         "(um número por linha) basta para reconstruir $P$ exatamente, sem repetir a softmax online? "
         "Compare a memória de guardar $P$ e de guardar o lse para uma cabeça com $T = 4096$ em float32, "
         "e diga o que se paga em troca.",
         "Como $P_{ij} = e^{S_{ij} - \\mathrm{lse}_i}$ e $S_{ij} = q_i \\cdot k_j / \\sqrt{d}$ é recalculável de "
-        "q e k, o lse é o único dado da linha inteira que o passo de volta precisa: com ele cada bloco "
+        "q e k, o lse é o único dado da linha inteira que a passada para trás precisa: com ele cada bloco "
         "de $P$ sai exato e já normalizado, sem conhecer os outros blocos (não há máximo nem soma a "
         "acumular de novo). Guardar $P$: $4096^2 \\times 4$ bytes = 64 MiB por cabeça; guardar o lse: "
         "$4096 \\times 4$ bytes = 16 KiB, 4096 vezes menos. Em troca recalculamos $QK^\\top$ (e a "
-        "exponencial) no passo de volta: mais FLOPs, muito menos leitura e escrita de memória.",
+        "exponencial) na passada para trás: mais FLOPs, muito menos leitura e escrita de memória.",
         grade_id="resposta_lse",
         points=2,
     )
@@ -336,7 +336,7 @@ def build() -> Notebook:
 
 
 # Respostas plausíveis e erradas (usadas nos testes): esquecer o termo D no
-# passo de volta de um bloco.
+# passada para trás de um bloco.
 ERRADO = {
     "block_backward": (
         "def block_backward(q_i, k_j, v_j, do_i, lse_i, D_i, mask=None):\n"
