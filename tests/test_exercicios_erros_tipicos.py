@@ -148,3 +148,14 @@ def test_typical_mistake_is_caught(mod, sol, test, src):
     cs = mod.build().nb.cells
     err = run(cs, lambda c: src if meta(c)["grade_id"] == sol else c.source, stop=test)[test]
     assert isinstance(err, AssertionError), f"{sol}: {err!r}"
+
+
+def test_bonus_challenge_solution_passes_and_skipping_no_block_loses_only_the_causal_points():
+    """Desafio opcional do cap. 12: a solução passa em tudo; percorrer todas as chaves com a
+    máscara causal (valores certos, blocos futuros lidos) perde só a célula causal."""
+    from autograder.fontes import cap12_desafio
+
+    cs = cap12_desafio.build().nb.cells
+    assert not {k: v for k, v in run(cs).items() if v is not None}
+    res = run(cs, lambda c: cap12_desafio.ERRADO.get(meta(c)["grade_id"], c.source))
+    assert {k for k, v in res.items() if v is not None} == {"test_desafio_causal"}, res
