@@ -125,8 +125,14 @@ def test_float16_close_scores_case_is_not_a_tie():
 # tira os pontos da própria tarefa e não os da seguinte (que é conferida com os dados que a
 # função do aluno devolve, ou recebe o resultado certo como dado), sem enviar código de
 # referência ao kernel do aluno.
+_SOFTMAX_SOMA_TUDO = (  # soma o tensor inteiro, não cada linha: certa só com uma linha
+    "def softmax(x, dim=-1):\n"
+    "    e = torch.exp(x - x.amax(dim=dim, keepdim=True))\n"
+    "    return e / e.sum()\n")
 COSTS_ONCE = [
     (cap04, "softmax", cap04.ERRADO["softmax"], "test_softmax", "test_pesos_de_atencao"),
+    (cap04, "softmax", _SOFTMAX_SOMA_TUDO, "test_softmax", "test_jacobiano_softmax"),
+    (cap04, "softmax", _SOFTMAX_SOMA_TUDO, "test_softmax", "test_pesos_de_atencao"),
     (cap09, "merge", cap09.ERRADO["merge"], "test_merge", "test_blocked_attention"),
     (cap12, "limite_chaves",  # esquece o bloco da diagonal: só as chaves < start_m
      "@triton.jit\ndef limite_chaves(start_m, N, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):\n"
@@ -135,7 +141,7 @@ COSTS_ONCE = [
 ]
 
 
-@pytest.mark.parametrize("mod,sol,src,own,later", COSTS_ONCE, ids=[m[1] for m in COSTS_ONCE])
+@pytest.mark.parametrize("mod,sol,src,own,later", COSTS_ONCE, ids=[f"{m[1]}-{m[4]}-{i}" for i, m in enumerate(COSTS_ONCE)])
 def test_a_wrong_helper_costs_only_its_own_task(mod, sol, src, own, later):
     cs = mod.build().nb.cells
     res = run(cs, lambda c: src if meta(c)["grade_id"] == sol else c.source)
