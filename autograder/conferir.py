@@ -9,8 +9,9 @@ def _sem_quadros_ocultos(tb):
     import types
 
     quadros = []
-    while tb is not None:
-        if not tb.tb_frame.f_locals.get("__tracebackhide__"):
+    while tb is not None:  # (o contextlib é o encanamento dos `with` de conferência)
+        f = tb.tb_frame
+        if not f.f_locals.get("__tracebackhide__") and f.f_globals.get("__name__") != "contextlib":
             quadros.append(tb)
         tb = tb.tb_next
     novo = None

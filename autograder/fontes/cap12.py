@@ -60,6 +60,7 @@ FERRAMENTAS = _c('''
     @contextmanager
     def tarefa(nome):
         """Transforma um erro de dentro do kernel numa mensagem em português."""
+        __tracebackhide__ = True
         try:
             yield
         except AssertionError:
@@ -67,11 +68,11 @@ FERRAMENTAS = _c('''
         except Exception as e:  # erros do interpretador ou do compilador do Triton
             texto = f"{type(e).__name__}: {e}"
             if "NotImplementedError" in texto:
-                raise AssertionError(
+                raise FalhaNoTeste(
                     f"{nome}: o código ainda tem o `raise NotImplementedError`. "
                     "Complete a célula da tarefa (e rode-a de novo) antes dos testes."
                 ) from None
-            raise AssertionError(f"{nome}: o kernel deu erro ao rodar.\\n  {texto[:600]}") from e
+            raise FalhaNoTeste(f"{nome}: o kernel deu erro ao rodar.\\n  {texto[:600]}") from e
 
 
     def sdpa(q, k, v, causal):
