@@ -78,9 +78,24 @@ def replacing(sol: str, body):
     return replace
 
 
+def _code_stub() -> str:
+    """O stub de código de nbgrader_config.py (lido de lá, não copiado)."""
+    from pathlib import Path
+
+    from traitlets.config import Config
+
+    c = Config()
+    path = Path(__file__).resolve().parent.parent / "nbgrader_config.py"
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), {"get_config": lambda: c})
+    return c.ClearSolutions.code_stub["python"]
+
+
+CODE_STUB = _code_stub()
+
+
 def stub(indent: str) -> str:
-    """O que o nbgrader põe no lugar da solução (nbgrader_config.py)."""
-    return f"{indent}# SEU CÓDIGO AQUI\n{indent}raise NotImplementedError(\"Complete esta célula\")"
+    """O que o nbgrader põe no lugar da solução (nbgrader_config.py), com o recuo da solução."""
+    return "\n".join(indent + line for line in CODE_STUB.splitlines())
 
 
 def returns_none(indent: str) -> str:

@@ -16,7 +16,10 @@ from autograder import fontes
 from autograder.nbbuild import CONFERIR
 from nb_harness import meta, replacing, returns_none, run, solution_and_test_ids, stub
 
-FONTES = {m.SLUG: m for m in fontes.modules() if m.SLUG != "12-kernel-triton"}
+# Os cadernos do cap. 12 (o principal e o desafio) precisam do interpretador do Triton e têm
+# testes próprios (test_exercicio_cap12.py, test_exercicios_erros_tipicos.py).
+FONTES = {m.SLUG: m for m in fontes.modules() if not m.SLUG.startswith("12-")}
+TODAS = {m.SLUG: m for m in fontes.modules()}
 
 
 def cells(slug):
@@ -38,6 +41,25 @@ def test_notebook_structure_follows_the_conventions(slug):
         if c.cell_type == "code":
             assert "### BEGIN HIDDEN TESTS" in c.source and "### END HIDDEN TESTS" in c.source
             assert meta(c)["locked"]
+
+
+@pytest.mark.parametrize("slug", TODAS)
+def test_every_notebook_gives_the_same_student_experience(slug):
+    """Aviso "Tarefa N: testes visíveis passaram." em toda célula de testes, etiqueta
+    raises-exception (Run All mostra todas as tarefas), preparação recolhida no JupyterLab e no
+    Colab, e a última célula diz que arquivo entregar e como."""
+    cs = TODAS[slug].build().nb.cells
+    tests = [c for c in cs if c.cell_type == "code" and meta(c).get("grade")]
+    for n, c in enumerate(tests, 1):
+        visible = c.source.split("### BEGIN HIDDEN TESTS")[0]
+        assert visible.rstrip().endswith(f'print("Tarefa {n}: testes visíveis passaram.")'), (slug, n)
+        assert c.metadata.get("tags") == ["raises-exception"], (slug, n)
+    setup = next(c for c in cs if meta(c)["grade_id"] == "preparacao")
+    assert setup.metadata["jupyter"] == {"source_hidden": True} and setup.metadata["cellView"] == "form"
+    assert setup.source.startswith("# @title ")
+    last = cs[-1]
+    assert meta(last)["grade_id"] == "entrega" and f"`{slug}.ipynb`" in last.source
+    assert "Download" in last.source and "Submit" in last.source
 
 
 @pytest.mark.parametrize("slug", FONTES)

@@ -1,4 +1,4 @@
-"""Respostas erradas típicas dos capítulos 6 e 7, e o teste que deve pegá-las.
+"""Respostas erradas típicas, e o teste que deve pegá-las.
 
 Os cenários comuns a todos os cadernos (soluções, em branco, None, ERRADO)
 ficam em tests/test_exercicios.py; aqui ficam os erros que um aluno comete
@@ -6,10 +6,20 @@ de verdade nestas tarefas (view em vez de reshape, laço sobre as cabeças,
 repeat no lugar de repeat_interleave, RoPE em V, ...).
 """
 
-import pytest
+import os
 
-from autograder.fontes import cap06, cap07
-from nb_harness import meta, run
+import pytest
+import torch
+
+# O caderno do cap. 12 liga o interpretador antes de importar o triton; aqui, no mesmo
+# processo de outros cadernos (o cap. 9 já faz o torch importar o triton), ele precisa
+# estar ligado antes de qualquer import do triton, senão as funções @jit da própria
+# biblioteca (tl.zeros...) ficam compiladas para GPU.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from autograder.fontes import cap01, cap04, cap06, cap07, cap09, cap12  # noqa: E402
+from nb_harness import meta, run  # noqa: E402
 
 # Respostas erradas típicas e o teste que deve pegá-las (visível ou oculto).
 TYPICAL_MISTAKES = [
@@ -68,8 +78,90 @@ TYPICAL_MISTAKES = [
 ]
 
 
+# Brechas da revisão de 2026-11-30 (itens 28, 29, 32), cada uma com a resposta errada que a explorava.
+_SOFTMAX_QUE_ENCOLHE = (  # item 29: passava quando o caso float16 "próximo" era um empate
+    "def softmax(x, dim=-1):\n"
+    "    if x.dtype == torch.float16:  # encolhe a linha para caber no float16\n"
+    "        x = x / (x.abs().amax(dim=dim, keepdim=True) / 11).clamp(min=1)\n"
+    "    e = torch.exp(x - x.amax(dim=dim, keepdim=True))\n"
+    "    return e / e.sum(dim=dim, keepdim=True)\n")
+TYPICAL_MISTAKES += [
+    (cap01, "scores_checked", "test_scores_checked",  # item 28: ValueError sem as formas na mensagem
+     "def scores_checked(q, k):\n"
+     "    if q.shape[-1] != k.shape[-1]:\n        raise ValueError('dimensões diferentes')\n"
+     "    return scores(q, k)\n"),
+    (cap04, "softmax", "test_softmax", _SOFTMAX_QUE_ENCOLHE),
+    (cap04, "pesos_de_atencao", "test_pesos_de_atencao",  # esquece o 1/sqrt(d)
+     "def pesos_de_atencao(q, k):\n    T = q.shape[-2]\n    s = q @ k.transpose(-2, -1)\n"
+     "    return softmax(s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float('-inf')), dim=-1)\n"),
+    (cap09, "blocked_attention", "test_blocked_attention",  # esquece o 1/sqrt(d)
+     "def blocked_attention(q, k, v, block):\n"
+     "    lead, n = q.shape[:-2], q.shape[-2]\n"
+     "    st = (torch.full((*lead, n), -inf, dtype=q.dtype), torch.zeros((*lead, n), dtype=q.dtype),\n"
+     "          torch.zeros((*lead, n, v.shape[-1]), dtype=q.dtype))\n"
+     "    for j0 in range(0, k.shape[-2], block):\n"
+     "        st = merge(st, state_of(q @ k[..., j0:j0 + block, :].transpose(-2, -1), v[..., j0:j0 + block, :]))\n"
+     "    return st[2] / st[1][..., None]\n"),
+    (cap12, "flash_kernel", "test_flash_kernel",  # item 32: a condição das chaves PROIBIDAS usada como permitida
+     cap12.FLASH.replace("(offs_m[:, None] >= offs_n[None, :])", "(offs_n[None, :] > offs_m[:, None])")),
+]
+
+
+def test_float16_close_scores_case_is_not_a_tie():
+    """Item 29: o caso "pontuações próximas" em float16 continua próximo depois do arredondamento,
+    e a softmax que encolhe a linha só é pega por ele (com o caso antigo, 59990, ela passava)."""
+    import torch
+
+    assert torch.tensor([60000.0, 59990.0], dtype=torch.float16).unique().numel() == 1
+    assert torch.tensor([60000.0, 59968.0], dtype=torch.float16).unique().numel() == 2
+    cs = cap04.build().nb.cells
+    old = {meta(c)["grade_id"]: c.source.replace("59968.0", "59990.0").replace(
+        'assert float(h[0, 0]) - float(h[0, 1]) == 32.0', 'assert True or 0') for c in cs}
+    old["softmax"] = _SOFTMAX_QUE_ENCOLHE
+    assert run(cs, lambda c: old[meta(c)["grade_id"]], stop="test_softmax")["test_softmax"] is None
+
+
+# Item 31: a tarefa seguinte usa a função de uma tarefa anterior. Uma função anterior errada
+# tira os pontos da própria tarefa e não os da seguinte (que é conferida com os dados que a
+# função do aluno devolve, ou recebe o resultado certo como dado), sem enviar código de
+# referência ao kernel do aluno.
+_SOFTMAX_SOMA_TUDO = (  # soma o tensor inteiro, não cada linha: certa só com uma linha
+    "def softmax(x, dim=-1):\n"
+    "    e = torch.exp(x - x.amax(dim=dim, keepdim=True))\n"
+    "    return e / e.sum()\n")
+COSTS_ONCE = [
+    (cap04, "softmax", cap04.ERRADO["softmax"], "test_softmax", "test_pesos_de_atencao"),
+    (cap04, "softmax", _SOFTMAX_SOMA_TUDO, "test_softmax", "test_jacobiano_softmax"),
+    (cap04, "softmax", _SOFTMAX_SOMA_TUDO, "test_softmax", "test_pesos_de_atencao"),
+    (cap09, "merge", cap09.ERRADO["merge"], "test_merge", "test_blocked_attention"),
+    (cap12, "limite_chaves",  # esquece o bloco da diagonal: só as chaves < start_m
+     "@triton.jit\ndef limite_chaves(start_m, N, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):\n"
+     "    fim = N\n    if CAUSAL:\n        fim = tl.minimum(N, start_m)\n    return fim\n",
+     "test_limite_chaves", "test_flash_kernel"),
+]
+
+
+@pytest.mark.parametrize("mod,sol,src,own,later", COSTS_ONCE, ids=[f"{m[1]}-{m[4]}-{i}" for i, m in enumerate(COSTS_ONCE)])
+def test_a_wrong_helper_costs_only_its_own_task(mod, sol, src, own, later):
+    cs = mod.build().nb.cells
+    res = run(cs, lambda c: src if meta(c)["grade_id"] == sol else c.source)
+    assert isinstance(res[own], AssertionError), res[own]
+    assert res[later] is None, res[later]
+
+
 @pytest.mark.parametrize("mod,sol,test,src", TYPICAL_MISTAKES, ids=[f"{m[1]}-{i}" for i, m in enumerate(TYPICAL_MISTAKES)])
 def test_typical_mistake_is_caught(mod, sol, test, src):
     cs = mod.build().nb.cells
     err = run(cs, lambda c: src if meta(c)["grade_id"] == sol else c.source, stop=test)[test]
     assert isinstance(err, AssertionError), f"{sol}: {err!r}"
+
+
+def test_bonus_challenge_solution_passes_and_skipping_no_block_loses_only_the_causal_points():
+    """Desafio opcional do cap. 12: a solução passa em tudo; percorrer todas as chaves com a
+    máscara causal (valores certos, blocos futuros lidos) perde só a célula causal."""
+    from autograder.fontes import cap12_desafio
+
+    cs = cap12_desafio.build().nb.cells
+    assert not {k: v for k, v in run(cs).items() if v is not None}
+    res = run(cs, lambda c: cap12_desafio.ERRADO.get(meta(c)["grade_id"], c.source))
+    assert {k for k, v in res.items() if v is not None} == {"test_desafio_causal"}, res

@@ -119,7 +119,8 @@ def build() -> Notebook:
     nb.md(
         "## Tarefa 3 — formas erradas dão erro claro (1 ponto)\n\n"
         "Escreva `scores_checked(q, k)`: igual a `scores`, mas se a última dimensão de `q` e de `k` "
-        "for diferente, levante `ValueError` com uma mensagem que diga as duas formas. "
+        "for diferente, levante `ValueError` com uma mensagem que diga as duas formas "
+        "(por exemplo, `q(5, 4) e k(5, 3)`: os testes procuram os números de cada forma). "
         "Sem essa checagem, o `@` daria um erro confuso, ou pior, nenhum erro "
         "(pense no que acontece quando `d` de `q` é igual a `m` de `k`).",
         grade_id="tarefa3_enunciado",
@@ -135,13 +136,23 @@ def build() -> Notebook:
     )
     nb.tests(
         "\"\"\"scores_checked recusa d diferentes com ValueError e aceita o resto.\"\"\"\n"
-        "conferir_erro(\"scores_checked com d=4 em q e d=3 em k\", scores_checked, torch.randn(5, 4), torch.randn(5, 3))\n"
+        "def _diz_as_formas(nome, erro, *formas):\n"
+        "    \"\"\"A mensagem do erro traz cada forma, escrita como (5, 4), [5, 4] ou torch.Size([5, 4]).\"\"\"\n"
+        "    texto = str(erro).replace(\" \", \"\")\n"
+        "    for f in formas:\n"
+        "        assert \",\".join(map(str, f)) in texto, (\n"
+        "            f\"{nome}: a mensagem do ValueError deve dizer as duas formas, {formas[0]} e {formas[1]}; veio: {erro}\")\n"
+        "\n"
+        "\n"
+        "_e = conferir_erro(\"scores_checked com d=4 em q e d=3 em k\", scores_checked, torch.randn(5, 4), torch.randn(5, 3))\n"
+        "_diz_as_formas(\"scores_checked com q(5, 4) e k(5, 3)\", _e, (5, 4), (5, 3))\n"
         "conferir(\"scores_checked com formas válidas\", scores_checked(torch.ones(2, 3), torch.ones(4, 3)), torch.full((2, 4), 3.0))\n"
         "print(\"Tarefa 3: testes visíveis passaram.\")\n"
         "### BEGIN HIDDEN TESTS\n"
         "# O caso traiçoeiro: q (4, 3) e k (3, 5). q @ k funcionaria, mas q @ kᵀ não tem sentido.\n"
         "conferir_erro(\"scores_checked com q(4, 3) e k(3, 5)\", scores_checked, np.ones((4, 3)), np.ones((3, 5)))\n"
-        "conferir_erro(\"scores_checked com lote: q(2, 6, 8), k(2, 6, 4)\", scores_checked, torch.ones(2, 6, 8), torch.ones(2, 6, 4))\n"
+        "_e = conferir_erro(\"scores_checked com lote: q(2, 6, 8), k(2, 6, 4)\", scores_checked, torch.ones(2, 6, 8), torch.ones(2, 6, 4))\n"
+        "_diz_as_formas(\"scores_checked com q(2, 6, 8) e k(2, 6, 4)\", _e, (2, 6, 8), (2, 6, 4))\n"
         "### END HIDDEN TESTS",
         grade_id="test_scores_checked",
         points=1,
@@ -201,6 +212,7 @@ def build() -> Notebook:
         grade_id="resposta_simetria",
         points=2,
     )
+    nb.entrega()
     return nb
 
 

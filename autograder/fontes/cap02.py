@@ -269,10 +269,8 @@ def build() -> Notebook:
         grade_id="duas_correcoes",
         points=2,
     )
-    nb.md(
-        "Pronto. Salve o notebook e envie. A correção roda também os testes ocultos, "
-        "com outros valores de $d_k$, outros tipos e casos extremos."
-    )
+    nb.entrega("A correção roda também os testes ocultos, com outros valores de $d_k$, outros tipos e "
+               "casos extremos.")
     return nb
 
 

@@ -295,7 +295,7 @@ def build() -> Notebook:
         grade_id="menos_infinito",
         points=2,
     )
-    nb.md("Pronto. Salve o notebook e envie.")
+    nb.entrega()
     return nb
 
 

@@ -224,7 +224,7 @@ def build() -> Notebook:
         grade_id="peso_nao_e_causa",
         points=2,
     )
-    nb.md("Pronto. Salve o notebook e envie.")
+    nb.entrega()
     return nb
 
 

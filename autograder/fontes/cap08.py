@@ -180,6 +180,7 @@ def build() -> Notebook:
         grade_id="resposta_memoria",
         points=2,
     )
+    nb.entrega()
     return nb
 
 

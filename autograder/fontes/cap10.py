@@ -331,6 +331,7 @@ def build() -> Notebook:
         grade_id="resposta_lse",
         points=2,
     )
+    nb.entrega()
     return nb
 
 

@@ -386,6 +386,7 @@ def build() -> Notebook:
         grade_id="resposta_rope",
         points=2,
     )
+    nb.entrega()
     return nb
 
 

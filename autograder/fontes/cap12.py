@@ -31,12 +31,24 @@ SETUP = _c('''
         # A variável precisa existir ANTES do primeiro `import triton`.
         os.environ["TRITON_INTERPRET"] = "1"
 
-    import triton
-    import triton.language as tl
+    # Na GPU, tl.dot em float32 usaria TF32 (~3 dígitos) por padrão; "ieee" é float32 de
+    # verdade, o mesmo que o interpretador faz. Os kernels também pedem isso no próprio
+    # tl.dot (input_precision="ieee"); esta linha vale para quem esquecer.
+    os.environ.setdefault("TRITON_F32_DEFAULT", "ieee")
+
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError as e:
+        raise ImportError(
+            "Não consegui importar o triton. O capítulo 12 precisa de Linux com uma GPU NVIDIA "
+            "(ou do Google Colab com GPU), ou do interpretador do Triton num Linux sem GPU "
+            "(pip install triton). No Windows e no macOS, use o Colab."
+        ) from e
 
     DEV = "cuda" if NA_GPU else "cpu"
-    # Na GPU, tl.dot em float32 usa TF32 (~3 dígitos); no interpretador, float32 de verdade.
-    ATOL32 = 2e-2 if NA_GPU else 1e-5
+    # tl.dot em float32 com input_precision="ieee": na GPU e no interpretador, a mesma tolerância.
+    ATOL32 = 1e-5
     torch.manual_seed(0)
     print("Kernels rodando", "na GPU." if NA_GPU else "no interpretador do Triton (CPU): use tamanhos pequenos.")
 ''')
@@ -48,6 +60,7 @@ FERRAMENTAS = _c('''
     @contextmanager
     def tarefa(nome):
         """Transforma um erro de dentro do kernel numa mensagem em português."""
+        __tracebackhide__ = True
         try:
             yield
         except AssertionError:
@@ -55,11 +68,11 @@ FERRAMENTAS = _c('''
         except Exception as e:  # erros do interpretador ou do compilador do Triton
             texto = f"{type(e).__name__}: {e}"
             if "NotImplementedError" in texto:
-                raise AssertionError(
+                raise FalhaNoTeste(
                     f"{nome}: o código ainda tem o `raise NotImplementedError`. "
                     "Complete a célula da tarefa (e rode-a de novo) antes dos testes."
                 ) from None
-            raise AssertionError(f"{nome}: o kernel deu erro ao rodar.\\n  {texto[:600]}") from e
+            raise FalhaNoTeste(f"{nome}: o kernel deu erro ao rodar.\\n  {texto[:600]}") from e
 
 
     def sdpa(q, k, v, causal):
@@ -117,7 +130,7 @@ SCORES = _c('''
                     mask=(offs_m[:, None] < n) & d_ok, other=0.0)  # (BLOCK_M, BLOCK_D)
         k = tl.load(K + offs_n[:, None] * stride_k + offs_d[None, :],
                     mask=(offs_n[:, None] < m) & d_ok, other=0.0)  # (BLOCK_N, BLOCK_D)
-        s = tl.dot(q, tl.trans(k)) * scale  # (BLOCK_M, BLOCK_N)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale  # (BLOCK_M, BLOCK_N); "ieee": sem TF32
         tl.store(S + offs_m[:, None] * stride_s + offs_n[None, :], s,
                  mask=(offs_m[:, None] < n) & (offs_n[None, :] < m))
         ### END SOLUTION
@@ -149,9 +162,9 @@ LIMITE = _c('''
 
 FLASH_TOPO = '''
     @triton.jit
-    def flash_kernel(Q, K, V, O, LSE, N, d, scale, stride_bh, stride_n,
+    def flash_kernel(Q, K, V, O, LSE, LIMITES, N, d, scale, stride_bh, stride_n,
                      CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                     BLOCK_D: tl.constexpr):
+                     BLOCK_D: tl.constexpr, USAR_LIMITES: tl.constexpr):
         """Programa (i, bh): as consultas [i*BLOCK_M, (i+1)*BLOCK_M) da cabeça bh."""
         start_m = tl.program_id(0) * BLOCK_M
         bh = tl.program_id(1)
@@ -170,7 +183,10 @@ FLASH_TOPO = '''
         l_i = tl.zeros((BLOCK_M,), tl.float32)  # soma corrente de exp(s - m_i)
         acc = tl.zeros((BLOCK_M, BLOCK_D), tl.float32)  # soma corrente de exp(s - m_i) · v
 
-        hi = limite_chaves(start_m, N, BLOCK_M, CAUSAL)
+        if USAR_LIMITES:  # limites prontos, calculados fora do kernel (os testes da tarefa 4 usam)
+            hi = tl.load(LIMITES + tl.program_id(0))
+        else:  # a sua função da tarefa 3
+            hi = limite_chaves(start_m, N, BLOCK_M, CAUSAL)
         for start_n in range(0, hi, BLOCK_N):
             offs_n = start_n + tl.arange(0, BLOCK_N)  # (BLOCK_N,) posições das chaves
             n_ok = offs_n < N
@@ -180,7 +196,7 @@ FLASH_LACO_CERTO = '''            ### BEGIN SOLUTION
             mascara_kv = n_ok[:, None] & d_ok[None, :]
             k = tl.load(K + offs_n[:, None] * stride_n + offs_d[None, :], mask=mascara_kv, other=0.0)
             v = tl.load(V + offs_n[:, None] * stride_n + offs_d[None, :], mask=mascara_kv, other=0.0)
-            s = scale * tl.dot(q, tl.trans(k))  # (BLOCK_M, BLOCK_N)
+            s = scale * tl.dot(q, tl.trans(k), input_precision="ieee")  # (BLOCK_M, BLOCK_N)
             permitido = n_ok[None, :]
             if CAUSAL:  # a consulta i vê as chaves j <= i
                 permitido = permitido & (offs_m[:, None] >= offs_n[None, :])
@@ -189,7 +205,7 @@ FLASH_LACO_CERTO = '''            ### BEGIN SOLUTION
             p = tl.exp(s - m_novo[:, None])
             alfa = tl.exp(m_i - m_novo)  # quanto encolher o que já foi somado
             l_i = alfa * l_i + tl.sum(p, 1)
-            acc = alfa[:, None] * acc + tl.dot(p.to(v.dtype), v)
+            acc = alfa[:, None] * acc + tl.dot(p.to(v.dtype), v, input_precision="ieee")
             m_i = m_novo
             ### END SOLUTION
 '''
@@ -197,7 +213,7 @@ FLASH_LACO_CERTO = '''            ### BEGIN SOLUTION
 # Resposta plausível e errada: esquece de reescalar o acumulador por alpha
 # quando o máximo muda (usada nos testes do pipeline).
 FLASH_LACO_ERRADO = FLASH_LACO_CERTO.replace(
-    "acc = alfa[:, None] * acc + tl.dot(p.to(v.dtype), v)", "acc = acc + tl.dot(p.to(v.dtype), v)"
+    "acc = alfa[:, None] * acc + tl.dot(", "acc = acc + tl.dot("
 )
 
 FLASH_FIM = '''
@@ -210,16 +226,24 @@ FLASH_FIM = '''
         tl.store(LSE + bh * N + offs_m, lse, mask=m_ok)
 
 
-    def flash_attention_triton(q, k, v, causal=True, BLOCK=16):
-        """q, k, v: (B, H, N, d) -> (saída (B, H, N, d), lse (B, H, N) em float32)."""
+    def flash_attention_triton(q, k, v, causal=True, BLOCK=16, limites=None):
+        """q, k, v: (B, H, N, d) -> (saída (B, H, N, d), lse (B, H, N) em float32).
+
+        `limites`: opcional, um tensor int32 com o fim do laço de chaves de cada bloco de
+        consultas (o que `limite_chaves` devolve). Sem ele, o kernel chama `limite_chaves`.
+        """
         q, k, v = (x.contiguous() for x in (q, k, v))
         B, H, N, d = q.shape
         o = torch.empty_like(q)
         lse = torch.empty((B, H, N), dtype=torch.float32, device=q.device)
         grid = (triton.cdiv(N, BLOCK), B * H)
-        flash_kernel[grid](q, k, v, o, lse, N, d, 1.0 / math.sqrt(d), N * d, d,
+        if limites is not None and tuple(limites.shape) != (grid[0],):
+            raise ValueError(f"limites: esperava um valor por bloco de consultas, forma ({grid[0]},); "
+                             f"veio {tuple(limites.shape)}.")
+        flash_kernel[grid](q, k, v, o, lse, lse if limites is None else limites.to(torch.int32),
+                           N, d, 1.0 / math.sqrt(d), N * d, d,
                            CAUSAL=causal, BLOCK_M=BLOCK, BLOCK_N=BLOCK,
-                           BLOCK_D=max(16, triton.next_power_of_2(d)))
+                           BLOCK_D=max(16, triton.next_power_of_2(d)), USAR_LIMITES=limites is not None)
         return o, lse
 '''
 
@@ -249,7 +273,8 @@ def build() -> Notebook:
         "gera os índices, e ponteiro + índices endereça um bloco inteiro;\n"
         "- `tl.load(ptrs, mask=..., other=...)` carrega só onde a máscara é verdadeira e põe "
         "`other` no resto; `tl.store(ptrs, valores, mask=...)` escreve só onde a máscara deixa;\n"
-        "- `tl.dot(a, b)` multiplica blocos (cada dimensão >= 16); `tl.trans(k)` transpõe; "
+        "- `tl.dot(a, b)` multiplica blocos (cada dimensão >= 16; em float32, passe "
+        "`input_precision=\"ieee\"` para não cair no TF32 de uma GPU); `tl.trans(k)` transpõe; "
         "`tl.max`, `tl.sum` reduzem num eixo; `tl.where(cond, a, b)` escolhe elemento a elemento.",
         grade_id="instrucoes",
     )
@@ -403,7 +428,7 @@ def build() -> Notebook:
         "`d_ok` nas colunas, `other=0.0`);\n"
         "2. pontuações $s = q k^\\top \\cdot \\mathtt{scale}$ com `tl.dot`;\n"
         "3. máscara: chaves além de `N` sempre; com `CAUSAL`, também as chaves $j > i$ "
-        "(`offs_n[None, :] <= offs_m[:, None]`); nas proibidas, $s = -\\infty$;\n"
+        "(permitidas: `offs_n[None, :] <= offs_m[:, None]`); nas proibidas, $s = -\\infty$;\n"
         "4. softmax online (capítulo 9): $m_{novo} = \\max(m_i, \\max_j s_{ij})$, "
         "$p = e^{s - m_{novo}}$, $\\alpha = e^{m_i - m_{novo}}$, "
         "$\\ell_i \\leftarrow \\alpha\\,\\ell_i + \\sum_j p_{ij}$, "
@@ -412,19 +437,37 @@ def build() -> Notebook:
         "tipo) e $m_i \\leftarrow m_{novo}$.\n\n"
         "Depois do laço, normalize a saída, $o = \\mathrm{acc} / \\ell_i$, e calcule o "
         "log-sum-exp de cada linha, $\\mathrm{lse}_i = m_i + \\log \\ell_i$, que o passo de volta "
-        "usa para recalcular as probabilidades sem guardá-las.",
+        "usa para recalcular as probabilidades sem guardá-las.\n\n"
+        "Nos `tl.dot` em float32, passe `input_precision=\"ieee\"`: numa GPU o padrão é TF32 (uns 3 "
+        "dígitos), e os testes usam a tolerância de float32 (no interpretador não muda nada).\n\n"
+        "Os testes desta tarefa passam a `flash_attention_triton` o argumento `limites` com o fim "
+        "certo do laço de cada bloco de consultas, calculado fora do kernel: assim um erro na tarefa 3 "
+        "não custa de novo aqui. Sem `limites`, o kernel usa a sua `limite_chaves`.",
         grade_id="tarefa4_enunciado",
     )
     nb.solution(FLASH, grade_id="flash_kernel")
     nb.tests(
         _c('''
             """flash_attention_triton coincide com o SDPA do torch (saída) e com o log-sum-exp direto."""
+            def limites_certos(N, BLOCK, causal):
+                """O fim do laço de chaves de cada bloco de consultas, calculado aqui, fora do kernel."""
+                fins = [min((i + 1) * BLOCK, N) if causal else N for i in range(-(-N // BLOCK))]
+                return torch.tensor(fins, dtype=torch.int32, device=DEV)
+
+
             q, k, v = (torch.randn(1, 2, 50, 16, device=DEV) for _ in range(3))  # (B, H, N, d), N = 50 não é múltiplo de 16
             for causal in (True, False):
                 with tarefa("Tarefa 4"):
-                    o, lse = flash_attention_triton(q, k, v, causal=causal)
+                    o, lse = flash_attention_triton(q, k, v, causal=causal, limites=limites_certos(50, 16, causal))
                 conferir(f"saída com causal={causal}", o, sdpa(q, k, v, causal), atol=ATOL32 * 5)
                 conferir(f"log-sum-exp com causal={causal}", lse, lse_direto(q, k, causal), atol=ATOL32 * 5)
+            try:  # só informação: o kernel com a SUA limite_chaves (tarefa 3) não vale pontos aqui
+                with tarefa("Tarefa 4 com a sua limite_chaves"):
+                    o, _ = flash_attention_triton(q, k, v, causal=True)
+                conferir("saída com a sua limite_chaves", o, sdpa(q, k, v, True), atol=ATOL32 * 5)
+                print("Com a sua limite_chaves (tarefa 3), o kernel também confere.")
+            except AssertionError as e:
+                print(f"Aviso (não tira pontos desta tarefa): com a sua limite_chaves, o kernel não confere.\\n  {e}")
             print("Tarefa 4: testes visíveis passaram.")
             ### BEGIN HIDDEN TESTS
             _g = torch.Generator().manual_seed(42)
@@ -432,7 +475,8 @@ def build() -> Notebook:
                 _q, _k, _v = (torch.randn(_B, _H, _N, _d, generator=_g).to(DEV) for _ in range(3))
                 for _causal in (True, False):
                     with tarefa("Tarefa 4"):
-                        _o, _lse = flash_attention_triton(_q, _k, _v, causal=_causal, BLOCK=_bl)
+                        _o, _lse = flash_attention_triton(_q, _k, _v, causal=_causal, BLOCK=_bl,
+                                                          limites=limites_certos(_N, _bl, _causal))
                     conferir(f"saída com B={_B}, H={_H}, N={_N}, d={_d}, bloco {_bl}, causal={_causal}",
                              _o, sdpa(_q, _k, _v, _causal), atol=ATOL32 * 5)
                     conferir(f"log-sum-exp com N={_N}, d={_d}, causal={_causal}", _lse,
@@ -440,7 +484,7 @@ def build() -> Notebook:
             # float16: entradas e saída em float16, contas em float32.
             _q, _k, _v = (torch.randn(1, 2, 40, 32, generator=_g).half().to(DEV) for _ in range(3))
             with tarefa("Tarefa 4"):
-                _o, _ = flash_attention_triton(_q, _k, _v, causal=True)
+                _o, _ = flash_attention_triton(_q, _k, _v, causal=True, limites=limites_certos(40, 16, True))
             assert _o.dtype == torch.float16, f"flash_attention_triton: esperava saída float16, veio {_o.dtype}"
             conferir("saída em float16, causal", _o, sdpa(_q, _k, _v, True), atol=5e-3)  # float16: ~3 dígitos
             # Blocos acima da diagonal não são lidos: chaves e valores NaN a partir da posição 16
@@ -452,7 +496,7 @@ def build() -> Notebook:
             import warnings as _w
             with _w.catch_warnings(), tarefa("Tarefa 4"):
                 _w.simplefilter("ignore")
-                _o, _ = flash_attention_triton(_q, _kb, _vb, causal=True)
+                _o, _ = flash_attention_triton(_q, _kb, _vb, causal=True, limites=limites_certos(48, 16, True))
             conferir("saída das consultas 0-15 com NaN nas chaves >= 16 (os blocos futuros foram pulados?)",
                      _o[..., :16, :], sdpa(_q[..., :16, :], _k[..., :16, :], _v[..., :16, :], True), atol=ATOL32 * 5)
             ### END HIDDEN TESTS
@@ -477,6 +521,7 @@ def build() -> Notebook:
         grade_id="resposta_lse",
         points=2,
     )
+    nb.entrega()
     return nb
 
 
