@@ -17,6 +17,21 @@ import warnings
 from pathlib import Path
 
 
+def legacy_dict(result) -> dict:
+    """JobResult -> o dicionário que runner/report/feedback ainda leem (transição: o
+    escritor/leitor do gradebook passa a ler `JobResult.to_json()` direto)."""
+    nbs = []
+    for n in result.notebooks:
+        cells = [{k: v for k, v in vars(q).items() if k != "kind"} | {"kind": q.kind} for q in n.questions]
+        nbs.append({"notebook": n.notebook, "status": str(n.status), "details": n.details, "flags": n.flags,
+                    "notes": n.notes, "cells": cells, "seconds": n.seconds})
+    return {"student": result.student, "assignment": result.assignment, "key": result.key,
+            "version": result.version, "timestamp": result.timestamp, "notebooks": nbs,
+            "status": str(result.status), "details": result.details, "flags": result.flags,
+            "notes": result.notes, "auto_score": result.auto_score, "max_score": result.max_score,
+            "seconds": result.seconds}
+
+
 def write_result(path: Path, result: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -43,21 +58,13 @@ async def serve(args: dict, proto) -> None:
 
     from .course import Workspace
     from .executor import ExecSettings, KernelStartError
-    from .executor import Zygote
-    from .job import KernelPool, grade_job, load_files, load_notebook, pick_notebook, warm_union
-    from .sandbox import SandboxConfig
+    from .job import KernelPool, grade_job, load_files, load_notebook, pick_notebook
 
     ws = Workspace(Path(args["workspace"]), Path(args["solutions"]))
     infos = {a: ws.info(a, h) for a, h in args["sources"].items()}
     settings = ExecSettings(**args["settings"])
     shard_url = f"sqlite:///{args['shard']}"
-    factory = None
-    if args.get("zygote") and args.get("sandbox"):
-        cfg = SandboxConfig.from_json(args["sandbox"])
-        warm = warm_union(infos.values())
-        log = Path(args["shard"]).parent.parent / "logs" / f"zigoto-{Path(args['shard']).stem}.log"
-        factory = lambda: Zygote(cfg, warm, log)  # noqa: E731
-    pool = KernelPool(ws, settings, factory)
+    pool = KernelPool(ws, settings)
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue = asyncio.Queue()
 
@@ -96,9 +103,9 @@ async def serve(args: dict, proto) -> None:
             try:
                 result = await grade_job(ws, infos[job["assignment"]], job, shard_url, settings,
                                          pool, upcoming)
-                write_result(ws.result_path(job["student"], job["assignment"]), result)
+                write_result(ws.result_path(job["student"], job["assignment"]), legacy_dict(result))
                 reply = {"ok": True, "student": job["student"], "assignment": job["assignment"],
-                         "status": result["status"]}
+                         "status": str(result.status)}
             except KernelStartError as e:
                 reply = {"ok": False, "infra": True, "error": str(e),
                          **{k: job[k] for k in ("student", "assignment")}}
