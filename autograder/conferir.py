@@ -256,3 +256,18 @@ def _fonte(f):
         return corretor.source_of(f)
     import inspect
     return inspect.getsource(f)
+
+
+def _fonte_de_nome(nome):
+    """O texto do `def nome` das suas células, ou None se `nome` não é uma função sua."""
+    corretor = _sys.modules.get("_autograder_harness")
+    if corretor is not None:
+        return corretor.sources.get(nome)
+    import inspect
+    g = globals().get(nome)
+    if inspect.isfunction(g) and g.__module__ == "__main__":
+        try:
+            return inspect.getsource(g)
+        except (OSError, TypeError):
+            return None
+    return None

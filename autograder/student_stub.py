@@ -196,6 +196,7 @@ def serve(text):
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - o erro do aluno vai como dado
+        e.__traceback__ = None        # solta os quadros da função (uma bomba de memória libera tudo)
         try:
             msg = str(e)[:4000]
         except Exception:  # noqa: BLE001
