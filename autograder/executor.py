@@ -469,7 +469,8 @@ class _Run:
         self.relay_client._ag_used.clear()
         self.relay_client._ag_cut.clear()
         ex = await self._exec(self.student, f"{STUDENT_MODULE}.serve({text!r})", limit, client=self.relay_client,
-                              silent=True, user_expressions={"r": f"{STUDENT_MODULE}.reply"})
+                              silent=True, user_expressions={"r": f"{STUDENT_MODULE}.reply"},
+                              on_input=self._callback)
         out = "".join(o.get("text", "") for o in ex.outputs if o.output_type == "stream")
         where = f"célula {self.cell_index + 1}"
         if ex.state == "timeout":
@@ -494,6 +495,30 @@ class _Run:
         if len(data["r"]) > wire.MAX_BYTES:
             return json.dumps({"falha": f"resposta maior que {wire.MAX_BYTES // 2**20} MiB", "saida": out})
         return json.dumps({"r": data["r"], "saida": out})
+
+    async def _callback(self, prompt: str, limit: float) -> str:
+        """O aluno usa um objeto do corretor: o pedido vai ao kernel do corretor como resposta
+        ao `input()` em que ele espera, e o próximo `input()` dele traz o resultado."""
+        if not prompt.startswith("\x00autograder:") or len(prompt) > wire.MAX_BYTES:
+            return json.dumps({"falha": "pedido inválido"})
+        kc = self.harness.kc
+        kc.input(json.dumps({"callback": prompt[len("\x00autograder:"):]}))
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            try:
+                msg = await kc.stdin_channel.get_msg(timeout=end - time.monotonic())
+            except Empty:
+                break
+            if msg["msg_type"] != "input_request":
+                continue
+            try:
+                req = json.loads(msg["content"]["prompt"][len("\x00autograder:"):])
+            except ValueError:
+                req = {}
+            if req.get("op") == "retorno" and isinstance(req.get("r"), str):
+                return json.dumps({"r": req["r"]})
+            return json.dumps({"falha": "o corretor não respondeu ao pedido"})
+        return json.dumps({"falha": "o corretor não respondeu a tempo"})
 
     # -- células ------------------------------------------------------------------
     async def _setup(self, i: int, cell) -> None:

@@ -63,11 +63,18 @@ def _student_error(kind, message):
 
 
 def request(req):
-    """Manda um pedido ao kernel do aluno (pelo executor) e devolve a resposta (dicionário)."""
+    """Manda um pedido ao kernel do aluno (pelo executor) e devolve a resposta (dicionário).
+
+    Enquanto espera, pode receber "callback": o aluno chamando um objeto do corretor que
+    recebeu como argumento (uma função de teste, um modelo); atende e continua esperando."""
     text = _builtins.input(PREFIX + dumps(req))
-    relay = loads(text)
-    if not isinstance(relay, dict):
-        raise StudentKernelFailure("resposta inválida do executor")
+    while True:
+        relay = loads(text)
+        if not isinstance(relay, dict):
+            raise StudentKernelFailure("resposta inválida do executor")
+        if "callback" not in relay:
+            break
+        text = _builtins.input(PREFIX + dumps({"op": "retorno", "r": _serve_callback(relay["callback"])}))
     out = relay.get("saida")
     if isinstance(out, str) and out:
         _sys.stdout.write(out)
@@ -84,6 +91,37 @@ def request(req):
     return answer
 
 
+_local: dict = {}        # alças de objetos do corretor que o aluno recebeu (funções, modelos)
+_local_ids: dict = {}
+
+
+def _serve_callback(text):
+    """O aluno chamou um objeto do corretor: roda aqui, devolve dados (só o tipo de um erro)."""
+    try:
+        cb = loads(text)
+        obj = _local[cb["alvo"]]
+        op = cb["op"]
+        if op == "chamar":
+            args = [_value(a) for a in cb["args"]]
+            kwargs = {k: _value(v) for k, v in cb["kwargs"].items()}
+            value = obj(*args, **kwargs)
+        elif op == "atributo":
+            if not isinstance(cb["nome"], str) or cb["nome"].startswith("_"):
+                raise AttributeError("atributo privado")      # nada de __globals__, __code__...
+            value = getattr(obj, cb["nome"])
+        elif op == "item":
+            value = obj[_value(cb["chave"])]
+        elif op == "iterar":
+            value = list(obj)
+        elif op == "tamanho":
+            value = len(obj)
+        else:
+            raise BadWire("operação desconhecida")
+        return dumps({"valor": _encode_arg(value)})
+    except Exception as e:  # noqa: BLE001 - só o tipo vai ao aluno (a mensagem pode ser de um teste oculto)
+        return dumps({"erro": {"tipo": type(e).__name__, "mensagem": "erro no objeto do corretor"}})
+
+
 def flag(reason):
     """Marca o notebook para revisão (flagged), com o motivo; não passa pelo aluno."""
     _builtins.input(PREFIX + dumps({"op": "bandeira", "motivo": str(reason)[:500]}))
@@ -92,12 +130,27 @@ def flag(reason):
 def _to_handle(obj):
     if isinstance(obj, Remote):
         return {"t": "handle", "id": object.__getattribute__(obj, "_ag_id")}
-    raise NotData(f"um {type(obj).__name__} do corretor não pode ser enviado ao kernel do aluno")
+    if isinstance(obj, type(_sys)):
+        raise NotData("um módulo do corretor não pode ser enviado ao kernel do aluno")
+    hid = _local_ids.get(id(obj))
+    if hid is None:
+        hid = _local_ids[id(obj)] = len(_local) + 1
+        _local[hid] = obj
+    kind = "class" if isinstance(obj, type) else ("function" if callable(obj) else "object")
+    return {"t": "handle", "id": hid, "side": "harness", "kind": kind}
+
+
+def _from_handle(d):
+    if d.get("side") == "harness":
+        if d["id"] not in _local:
+            raise BadWire("alça desconhecida")
+        return _local[d["id"]]
+    return Remote(d)
 
 
 def _value(d):
     try:
-        return decode(d, Remote)
+        return decode(d, _from_handle)
     except BadWire as e:
         raise StudentKernelFailure(f"o kernel do aluno mandou um valor inválido ({e})") from None
 
@@ -108,6 +161,9 @@ def _encode_arg(v):
 
 def _copy_back(target, new):
     torch = _sys.modules.get("torch")
+    if torch is not None and isinstance(target, torch.Generator) and isinstance(new, torch.Generator):
+        target.set_state(new.get_state())
+        return
     if torch is not None and isinstance(target, torch.Tensor) and isinstance(new, torch.Tensor):
         if target.shape == new.shape:
             with torch.no_grad():

@@ -67,6 +67,8 @@ def encode(value, to_handle=None, _depth=0):
         return _encode_tensor(torch, value)
     if torch is not None and t is torch.dtype:
         return {"t": "dtype", "v": str(value).replace("torch.", "")}
+    if torch is not None and isinstance(value, torch.Generator) and value.device.type == "cpu":
+        return {"t": "generator", "state": _encode_tensor(torch, value.get_state())}
     np = _np()
     if isinstance(value, np.ndarray):
         return _encode_array(np, value)
@@ -113,11 +115,13 @@ def _encode_tensor(torch, x):
     if len(raw) > MAX_BYTES:
         raise NotData(f"tensor de {len(raw) // 2**20} MiB: o limite é {MAX_BYTES // 2**20} MiB")
     return {"t": "tensor", "dtype": dtype, "shape": list(plain.shape), "grad": bool(x.requires_grad),
-            "b64": base64.b64encode(raw).decode("ascii")}
+            "ptr": int(x.data_ptr()) if x.numel() else 0, "b64": base64.b64encode(raw).decode("ascii")}
 
 
 def _encode_array(np, a):
-    a = np.ascontiguousarray(np.asarray(a).view(np.ndarray))
+    a = np.asarray(a).view(np.ndarray)
+    if not a.flags.c_contiguous:
+        a = a.copy(order="C")           # (ascontiguousarray faria de um 0-d um array 1-d)
     if a.dtype.kind not in "biufc" or a.dtype.byteorder not in "=|<":
         raise NotData(f"array com dtype {a.dtype} não pode ser enviado (só números e booleanos)")
     raw = a.tobytes()
@@ -201,7 +205,21 @@ def decode(d, from_handle=None, _depth=0):
             x = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
         if d.get("grad") is True and (x.is_floating_point() or x.is_complex()):
             x.requires_grad_(True)
+        if type(d.get("ptr")) is int and d["ptr"]:
+            # a identidade do buffer do outro lado: `cache.k.data_ptr()` antes e depois de um
+            # append diz se o aluno escreveu no mesmo buffer (a cópia daqui é sempre nova)
+            x.data_ptr = (lambda p=d["ptr"]: p)
         return x
+    if t == "generator":
+        import torch
+        state = decode(d.get("state"), None, _depth + 1)
+        _need(isinstance(state, torch.Tensor) and state.dtype == torch.uint8, "gerador inválido")
+        g = torch.Generator()
+        try:
+            g.set_state(state)
+        except (RuntimeError, ValueError):
+            raise BadWire("estado de gerador inválido") from None
+        return g
     if t in ("ndarray", "npscalar"):
         np = _np()
         _need(isinstance(d.get("dtype"), str) and len(d["dtype"]) <= 8 and isinstance(d.get("b64"), str),
