@@ -243,6 +243,41 @@ class _SemMatrizTxT(_Observador):
                 f"T x T inteira (T = {self.T}). A ideia é nunca formá-la: trabalhe bloco a bloco.")
 
 
+class _SoBlocos(_Observador):
+    """Falha se uma redução (máximo, soma, softmax...) ler de uma vez uma linha inteira de
+    `n` posições (n > bloco): a linha tem de ser percorrida em blocos de `bloco`."""
+
+    REDUCOES = ("amax", "amin", "max", "min", "sum", "mean", "prod", "logsumexp", "softmax", "norm",
+                "var", "std", "cumsum", "cumprod", "argmax", "argmin", "sort", "topk", "nansum")
+
+    def __init__(self, nome, n, bloco):
+        super().__init__(nome, n, bloco)
+        self.nome, self.n, self.bloco = nome, n, bloco
+        self.vistas = []
+
+    def ver(self, func, args, kwargs):
+        nome = func.__name__.split(".")[0].lstrip("_")
+        if self.n <= self.bloco or not any(nome == r or nome.endswith("_" + r) for r in self.REDUCOES):
+            return
+        for a in list(args) + list(kwargs.values()):
+            if isinstance(a, _torch.Tensor) and a.dim() >= 1 and a.shape[-1] == self.n:
+                if nome not in self.vistas:
+                    self.vistas.append(nome)
+
+    def relatorio(self):
+        return {"reducoes": list(self.vistas)}
+
+    def verificar(self, relatorio):
+        vistas = relatorio["reducoes"]
+        if not isinstance(vistas, list):
+            raise TypeError("relatório malformado")
+        if vistas:
+            raise AssertionError(
+                f"{self.nome}: sua função calculou {', '.join(f'`{v}`' for v in map(str, vistas))} sobre uma "
+                f"linha inteira ({self.n} posições) de uma vez; a ideia é percorrer a linha em blocos de "
+                f"{self.bloco}, guardando só o estado (máximo e soma) entre um bloco e outro.")
+
+
 def _sem_matriz_TxT(nome, T, f, *args, **kwargs):
     """Roda f e falha se algum tensor criado tiver T x T elementos nas duas últimas dimensões."""
     with _SemMatrizTxT(nome, T):

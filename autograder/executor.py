@@ -521,26 +521,54 @@ class _Run:
         return json.dumps({"falha": "o corretor não respondeu a tempo"})
 
     # -- células ------------------------------------------------------------------
-    async def _setup(self, i: int, cell) -> None:
-        """Célula travada de preparação: nos dois kernels ao mesmo tempo; a saída é a do aluno."""
+    async def _setup(self, i: int, cell, locked_bound: set[str]) -> None:
+        """Célula travada de preparação: nos dois kernels; a saída guardada é a do aluno.
+
+        Se ela não usa nada do aluno, roda nos dois ao mesmo tempo. Se usa (uma
+        demonstração que chama a função do aluno), roda primeiro no kernel do aluno e
+        depois no do corretor, com os nomes do aluno trazidos como nas células de teste.
+        Uma falha dela no kernel do corretor não muda a situação (a resposta do aluno pode
+        estar errada); os testes que dependem dela falham sozinhos."""
         started = time.monotonic()
-        names = sorted(bound_names(integrity._parse(cell.source) or ast.Module(body=[], type_ignores=[])))
-        jobs = [self._exec(self.harness, cell.source, self._limit(started), client=self.relay_client)]
-        if not self.student_dead:
-            jobs.append(self._exec(self.student, cell.source, self._limit(started)))
+        tree = integrity._parse(cell.source)
+        names = sorted(bound_names(tree)) if tree is not None else []
+        wanted = self._wanted(tree, locked_bound)
         self.relay_client._ag_used.clear()
-        results = await asyncio.gather(*jobs)
-        h = results[0]
-        if h.state != "ok":
-            self._status(Status.CRASHED, f"a célula de preparação {i + 1} falhou no kernel do corretor")
-            if h.state in ("timeout", "dead"):
-                self.harness_dead = True
-        if len(results) > 1:
-            st = results[1]
+        if not wanted or self.student_dead:
+            jobs = [self._exec(self.harness, cell.source, self._limit(started), client=self.relay_client)]
+            if not self.student_dead:
+                jobs.append(self._exec(self.student, cell.source, self._limit(started)))
+            results = await asyncio.gather(*jobs)
+            h, st = results[0], (results[1] if len(results) > 1 else None)
+        else:
+            st = await self._exec(self.student, cell.source, self._limit(started))
+            h = None
+        if st is not None:
             cell.outputs, cell.execution_count = list(st.outputs), st.count
             await self._after_student(i, st)
             if not self.student_dead:
                 await self._exec(self.student, f"{STUDENT_MODULE}.mark_base({names!r})", 10.0, silent=True)
+        if h is None:
+            self.relay_timeout = self.relay_killed = False
+            bind = await self._exec(self.harness, f"{HARNESS_MODULE}.bind(globals(), {wanted!r})",
+                                    self._limit(started), client=self.relay_client, silent=True,
+                                    on_input=self._relay)
+            h = bind if bind.state != "ok" else await self._exec(
+                self.harness, cell.source, self._limit(started), client=self.relay_client, on_input=self._relay)
+            if self.relay_killed:
+                await self.student.kill()
+        if h.state == "timeout" and not await self._stop_runaway(self.harness, f"célula {i + 1}"):
+            self.harness_dead = True
+            self._status(Status.CRASHED, f"o kernel do corretor parou na célula {i + 1}")
+        elif h.state == "dead":
+            self.harness_dead = True
+            self._status(Status.CRASHED, f"o kernel do corretor parou na célula {i + 1}")
+
+    def _wanted(self, tree, locked_bound: set[str]) -> list[str]:
+        """Nomes que o trecho lê e que só o aluno pode ter definido."""
+        if tree is None:
+            return []
+        return sorted(loaded_names(tree) - locked_bound - set(dir(builtins)))
 
     async def _after_student(self, i: int, ex: _Exec) -> None:
         if any(o.output_type == "error" and o.get("ename") == "MemoryError" for o in ex.outputs):
@@ -567,8 +595,7 @@ class _Run:
 
     async def _test_cell(self, i: int, cell, locked_bound: set[str]) -> None:
         started = time.monotonic()
-        tree = integrity._parse(cell.source)
-        wanted = sorted(loaded_names(tree) - locked_bound - set(dir(builtins))) if tree is not None else []
+        wanted = self._wanted(integrity._parse(cell.source), locked_bound)
         chunks = split_hidden(cell.source)
         if len(chunks) > 1 and not all(_compiles(t) for _, t in chunks):
             chunks = [(None, cell.source)]          # parte não compila sozinha: roda inteira
@@ -659,7 +686,7 @@ class _Run:
             if test:
                 await self._test_cell(i, cell, locked_bound)
             elif _is_instructor_code(cell):
-                await self._setup(i, cell)
+                await self._setup(i, cell, locked_bound)
             else:
                 await self._student_cell(i, cell)
 
