@@ -300,7 +300,7 @@ def _fonte_de_nome(nome):
         return corretor.sources.get(nome)
     import inspect
     g = globals().get(nome)
-    if inspect.isfunction(g) and g.__module__ == "__main__":
+    if inspect.isfunction(g) and g.__globals__ is globals():      # definida no próprio notebook
         try:
             return inspect.getsource(g)
         except (OSError, TypeError):
