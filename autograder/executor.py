@@ -530,18 +530,22 @@ class _Run:
         Uma falha dela no kernel do corretor não muda a situação (a resposta do aluno pode
         estar errada); os testes que dependem dela falham sozinhos."""
         started = time.monotonic()
+        # código do professor: o prazo é o de partida de um kernel (imports pesados em dois
+        # kernels ao mesmo tempo numa máquina ocupada), não o de uma célula do aluno
+        limit = lambda: min(max(self.s.cell_timeout, self.s.startup_timeout) - (time.monotonic() - started),  # noqa: E731
+                            self.deadline - time.monotonic())
         tree = integrity._parse(cell.source)
         names = sorted(bound_names(tree)) if tree is not None else []
         wanted = self._wanted(tree, locked_bound)
         self.relay_client._ag_used.clear()
         if not wanted or self.student_dead:
-            jobs = [self._exec(self.harness, cell.source, self._limit(started), client=self.relay_client)]
+            jobs = [self._exec(self.harness, cell.source, limit(), client=self.relay_client)]
             if not self.student_dead:
-                jobs.append(self._exec(self.student, cell.source, self._limit(started)))
+                jobs.append(self._exec(self.student, cell.source, limit()))
             results = await asyncio.gather(*jobs)
             h, st = results[0], (results[1] if len(results) > 1 else None)
         else:
-            st = await self._exec(self.student, cell.source, self._limit(started))
+            st = await self._exec(self.student, cell.source, limit())
             h = None
         if st is not None:
             cell.outputs, cell.execution_count = list(st.outputs), st.count
@@ -551,10 +555,10 @@ class _Run:
         if h is None:
             self.relay_timeout = self.relay_killed = False
             bind = await self._exec(self.harness, f"{HARNESS_MODULE}.bind(globals(), {wanted!r})",
-                                    self._limit(started), client=self.relay_client, silent=True,
+                                    limit(), client=self.relay_client, silent=True,
                                     on_input=self._relay)
             h = bind if bind.state != "ok" else await self._exec(
-                self.harness, cell.source, self._limit(started), client=self.relay_client, on_input=self._relay)
+                self.harness, cell.source, limit(), client=self.relay_client, on_input=self._relay)
             if self.relay_killed:
                 await self.student.kill()
         if h.state == "timeout" and not await self._stop_runaway(self.harness, f"célula {i + 1}"):
