@@ -143,6 +143,7 @@ class _LimitedClient(NotebookClient):
         self._ag_used: dict[int, int] = {}
         self._ag_cut: set[int] = set()
         self._ag_total = 0
+        self.clear_before_next_output = False
         return self
 
     def output(self, outs, msg, display_id, cell_index):

@@ -561,6 +561,23 @@ def test_wire_rebuilds_plain_objects_and_refuses_what_is_not_data():
         wire.decode({"t": "pickle", "v": "..."})
 
 
+def test_output_is_capped_per_cell_and_per_notebook():
+    """100 células que imprimem 2 MiB cada: o notebook guarda ~1 MiB e um aviso por célula."""
+    from autograder.executor import MAX_CELL_OUTPUT, MAX_NOTEBOOK_OUTPUT, _LimitedClient
+    client = _LimitedClient(nbformat.v4.new_notebook(), allow_errors=True).setup_limits(
+        MAX_CELL_OUTPUT, MAX_NOTEBOOK_OUTPUT)
+    cells = [nbformat.v4.new_code_cell("print('x' * 2**21)") for _ in range(100)]
+    for c in cells:
+        for _ in range(8):                                     # 8 pedaços de 256 KiB
+            msg = {"msg_type": "stream", "parent_header": {}, "header": {"msg_type": "stream"},
+                   "content": {"name": "stdout", "text": "x" * 2**18}}
+            client.output(c.outputs, msg, None, 0)
+    size = len(nbformat.writes(nbformat.v4.new_notebook(cells=cells)).encode())
+    assert size < MAX_NOTEBOOK_OUTPUT + 100 * 1024, size
+    notes = [o.text for c in cells for o in c.outputs if "saída cortada pelo corretor" in o.get("text", "")]
+    assert len(notes) == 100 and "limite do notebook" in notes[-1]
+
+
 def test_names_the_test_reads_and_student_definitions_come_from_the_notebook_text():
     import ast
 
