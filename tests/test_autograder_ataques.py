@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 from pathlib import Path
 
 import nbformat
@@ -42,12 +41,18 @@ LIAR_SOFTMAX = (
 SPECIAL_SOFTMAX = "def softmax(x, dim=-1):\n    return torch.special.softmax(x, dim)\n"
 
 
-def _with_softmax(src: str):
-    nb = nbformat.read(ROOT / "solutions" / SOFTMAX / f"{SOFTMAX}.ipynb", as_version=4)
-    nb = copy.deepcopy(nb)
+def _with_softmax(src: str | None):
+    """A versão do aluno com as soluções (e `src` no lugar da softmax, se dado)."""
+    sol = nbformat.read(ROOT / "solutions" / SOFTMAX / f"{SOFTMAX}.ipynb", as_version=4)
+    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in sol.cells
+               if c.metadata.get("nbgrader", {}).get("solution")}
+    if src is not None:
+        answers["softmax"] = src
+    nb = copy.deepcopy(nbformat.read(ROOT / "exercises" / SOFTMAX / f"{SOFTMAX}.ipynb", as_version=4))
     for c in nb.cells:
-        if c.metadata.get("nbgrader", {}).get("grade_id") == "softmax":
-            c.source = src
+        gid = c.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in answers:
+            c.source = answers[gid]
     return nb
 
 
@@ -89,7 +94,7 @@ def test_student_kernel_never_sees_test_code(ataques):
     nb = nbformat.read(ataques["ws"] / "autograded" / "prints-history" / SLUG / f"{SLUG}.ipynb", as_version=4)
     text = _visible_text(nb)
     assert "In:" in text and "pilha:" in text          # o ataque rodou e imprimiu
-    assert "conferir(" not in text and cenarios.SECRET not in text
+    assert 'conferir("dobro' not in text and cenarios.SECRET not in text     # o texto dos testes
 
 
 def test_spoofed_exception_name_comes_back_as_a_student_error(ataques):
@@ -105,21 +110,25 @@ def observador(tmp_path_factory):
     """O capítulo 4 de verdade: uma resposta que engana o observador e uma que usa um atalho."""
     base = tmp_path_factory.mktemp("observador")
     subs = base / "entregas"
-    for name, src in (("liar", LIAR_SOFTMAX), ("special", SPECIAL_SOFTMAX)):
+    for name, src in (("liar", LIAR_SOFTMAX), ("special", SPECIAL_SOFTMAX), ("solution", None)):
         d = subs / name / SOFTMAX
         d.mkdir(parents=True)
         nbformat.write(_with_softmax(src), d / f"{SOFTMAX}.ipynb")
-    d = subs / "solution" / SOFTMAX
-    d.mkdir(parents=True)
-    shutil.copy(ROOT / "solutions" / SOFTMAX / f"{SOFTMAX}.ipynb", d / f"{SOFTMAX}.ipynb")
     run_cli("grade", subs, "--workspace", base / "ws", "--solucoes", ROOT / "solutions", "--assignment", SOFTMAX,
             "--jobs", "2", "--sem-relatorio")
     return {**read_csv(base / "ws" / "grades.csv"), "ws": base / "ws"}
 
 
+def _errors(ws: Path, student: str) -> list:
+    nb = nbformat.read(ws / "autograded" / student / SOFTMAX / f"{SOFTMAX}.ipynb", as_version=4)
+    return [(c.metadata.get("nbgrader", {}).get("grade_id"), o.get("ename"), o.get("evalue", "")[:200])
+            for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+
+
 def test_lying_to_the_watcher_loses_the_points_and_is_flagged(observador):
     full = float(observador["solution"]["score"])
-    assert observador["solution"]["status"] == "ok"
+    assert observador["solution"]["status"] == "ok", observador["solution"]
+    assert full == 9.0, _errors(observador["ws"], "solution")     # todos os pontos automáticos
     liar = observador["liar"]
     assert float(liar["score"]) < full and liar["status"] == "flagged", liar
     assert "observador" in liar["details"]
