@@ -33,4 +33,4 @@ def test_first_code_cell_sets_interpreter_before_importing_triton():
 def test_notebook_uses_only_numpy_torch_triton():
     code = "\n".join(_code_cells("exercises"))
     imports = set(re.findall(r"^\s*(?:import|from)\s+([a-zA-Z_]\w*)", code, re.M))
-    assert imports <= {"math", "os", "numpy", "torch", "triton", "contextlib", "warnings", "inspect"}, imports
+    assert imports <= {"math", "os", "sys", "numpy", "torch", "triton", "contextlib", "warnings", "inspect"}, imports
