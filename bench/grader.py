@@ -138,14 +138,21 @@ def main() -> int:
         print(f"nbgrader em série: {t_nbg:.1f} s", flush=True)
         ref = nbgrader_scores(course)
 
+        # só as tarefas escolhidas: uma pasta de soluções com links para elas (senão o corretor
+        # prepararia e listaria as outras dentro do relógio)
+        sol = tmp / "solucoes"
+        sol.mkdir()
+        for a in assignments:
+            (sol / a).symlink_to(ROOT / "solutions" / a)
         measured = {}
         variants = [(2, [])] + ([] if args.sem_serie else [(1, [])])
         for jobs, extra in variants:
             tag = f"{jobs}{''.join(extra)}"
             ws = tmp / f"ws{tag}"
-            Workspace(ws).prepare(assignments)
+            Workspace(ws, sol).prepare(assignments)
             ld = load()
             dt = _timed([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
+                         "--solucoes", str(sol),
                          "--jobs", str(jobs), "--sem-feedback", "--sem-relatorio", "--sem-barra", *extra], ROOT)
             ours = our_scores(ws)
             diff = {k: (ref.get(k), v) for k, v in ours.items() if ref.get(k) != v}
