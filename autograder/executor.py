@@ -329,7 +329,7 @@ def syntax_error(src: str) -> str | None:
     try:
         ast.parse(integrity._to_python(src))
     except SyntaxError as e:
-        return f"linha {e.lineno}: {e.msg}"
+        return f"(linha {e.lineno}): {e.msg}"
     except ValueError as e:
         return str(e)[:200]
     return None
@@ -593,7 +593,7 @@ class _Run:
     async def _student_cell(self, i: int, cell) -> None:
         err = syntax_error(cell.source)
         if err:
-            self.outcome.details.append(f"erro de sintaxe na célula {i + 1} ({err})")
+            self.outcome.details.append(f"erro de sintaxe na célula {i + 1} {err}")
         ex = await self._exec(self.student, cell.source, self._limit(time.monotonic()))
         await self._after_student(i, ex)
         cell.outputs, cell.execution_count = list(ex.outputs), ex.count

@@ -588,7 +588,7 @@ def test_names_the_test_reads_and_student_definitions_come_from_the_notebook_tex
                                 "def h():\n    pass\nh = print\n"])
     assert sorted(defs) == ["f", "g"] and "for i" in defs["g"]      # h religado: fonte não confiável
     assert student_definitions(["def f(x):\n    return x\n", "exec('def f(x): return 1')"]) == {}
-    assert syntax_error("def f(:\n") .startswith("linha 1")
+    assert syntax_error("def f(:\n").startswith("(linha 1): ")
 
 
 def test_line_reader_keeps_lines_that_arrived_together():
