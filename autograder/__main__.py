@@ -31,22 +31,26 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   kernel ignorar SIGINT, morte do kernel; kernel morto ou memória esgotada
   viram `crashed`, e toda célula não executada ganha um erro (o nbgrader
   daria nota cheia a um teste sem saída).
+* Dois kernels por notebook (executor.py): o do aluno roda as células dele
+  e as de preparação; o do corretor roda as de preparação e os testes, e
+  nunca uma linha do aluno. Os nomes do aluno chegam ao corretor como dados
+  (tensores, arrays, números, textos) ou como proxies cujas chamadas levam e
+  trazem dados (wire.py, sem pickle, 64 MiB no máximo por mensagem). Assim
+  nada que o aluno faça no próprio kernel (trocar `np.allclose`, redefinir
+  `conferir`, ganchos do IPython, subclasses de tensor que mentem) muda o
+  veredito, e o texto dos testes ocultos nunca entra no kernel do aluno.
 * Testes ocultos executados em partes separadas das visíveis: o feedback
   mostra a saída das visíveis e só "passou/falhou" das ocultas.
-* Velocidade: cada processo de correção tem um zigoto (zygote.py) — um
-  processo na sandbox que já importou ipykernel, numpy e torch — e cada
-  kernel nasce de um `fork` dele, isolado de novo (namespaces de usuário,
-  montagem, PID, rede; /tmp e /proc próprios; sem capacidades; limites).
-  Isso tira ~1,5 s de CPU por notebook. Enquanto um notebook roda, o kernel
-  do próximo já é criado. Só módulos importados pelas células travadas antes
-  de qualquer mudança de ambiente (como TRITON_INTERPRET) são pré-importados.
-  Sem zigoto (`--sem-zigoto`, ou se o sistema não deixar montar um /proc
-  novo), cada kernel é um processo novo no bubblewrap; a nota é a mesma.
-  Saída acima de 2 MiB por célula é cortada.
+* Observadores (regras como "sem torch.softmax", "sem matriz T×T"): rodam no
+  kernel do aluno durante a chamada e mandam um relatório; relatório
+  ausente, malformado ou incoerente deixa a linha `flagged`. Regras de texto
+  (sem laços) leem a AST da célula do aluno no notebook.
+* Velocidade: enquanto um notebook roda, os dois kernels do próximo já sobem
+  e importam numpy e torch (só módulos importados pelas células travadas
+  antes de qualquer mudança de ambiente, como TRITON_INTERPRET). Saída acima
+  de 512 KiB por célula ou 1 MiB por notebook é cortada.
 * Integridade (integrity.py): células travadas apagadas/editadas são
-  restauradas a partir da versão distribuída e a linha fica `tampered`;
-  redefinir `np.allclose`, `conferir` ou builtins usados pelos testes deixa
-  a linha `flagged` (análise da AST + sonda no kernel antes de cada teste).
+  restauradas a partir da versão distribuída e a linha fica `tampered`.
 * Paralelismo (runner.py): N processos `autograder.worker`, cada um com seu
   shard do gradebook (o sqlite não aguenta vários nbgrader escrevendo); o pai
   junta tudo no gradebook.db no fim, sozinho. A nota de uma entrega não

@@ -139,9 +139,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="corrige de novo mesmo o que já estava corrigido")
     g.add_argument("--sem-feedback", action="store_true", help="não gera o feedback HTML")
     g.add_argument("--sem-relatorio", action="store_true", help="não gera o relatório com gráficos")
-    g.add_argument("--sem-zigoto", action="store_true",
-                   help="um processo Python novo por notebook, em vez do fork de um processo que já "
-                        "importou numpy e torch (mais lento; a nota é a mesma)")
     g.add_argument("--sem-barra", action="store_true",
                    help="progresso em linhas de texto mesmo num terminal")
     f = sub.add_parser("feedback", help="gera o feedback HTML de cada aluno (sem os testes ocultos)",
@@ -331,7 +328,7 @@ def _cmd_grade(args) -> int:
         limits=Limits(memory_mib=args.memoria, nproc=args.processos, disk_mib=args.disco),
         use_sandbox=not args.sem_sandbox,
         pattern=args.padrao, tz=args.fuso, deadlines=args.prazo, redo=args.refazer,
-        tty=False if args.sem_barra else None, zygote=not args.sem_zigoto)
+        tty=False if args.sem_barra else None)
     try:
         from .exports import CsvFormat, read_roster
         if args.roster is not None:           # erros da lista e do separador antes de corrigir

@@ -132,3 +132,227 @@ def _chamar(nome, f, *args, **kwargs):
         return f(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - mostramos o que veio
         raise FalhaNoTeste(f"{nome}: sua função levantou {type(e).__name__}: {e}") from e
+
+
+# --- Observadores: regras sobre COMO a sua função calcula (não só o resultado) ---
+import sys as _sys
+
+from torch.utils._python_dispatch import TorchDispatchMode as _ModoDeDespacho
+
+
+class _Observador(_ModoDeDespacho):
+    """Observa as operações do torch feitas dentro de um bloco `with` (ou de uma chamada).
+
+    Uma regra é uma subclasse com `ver(func, args, kwargs)` (pode levantar para
+    proibir uma operação), `saida(func, out)`, `relatorio()` (um dicionário
+    JSON) e `verificar(relatorio)` (AssertionError com a explicação). Os
+    argumentos do construtor vão em `super().__init__(*args)`.
+
+    No seu Jupyter ou no Colab, `with Regra(...):` observa o bloco e verifica
+    na saída. Na correção, o bloco roda no kernel do corretor e cada chamada
+    de função sua feita dentro dele é observada no seu kernel por uma
+    instância nova da mesma regra; o relatório volta para o `verificar`."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self._args = args
+        self.operacoes = 0
+        self._vistos = set()
+
+    def argumentos(self):
+        """Os argumentos do construtor que vão ao kernel do aluno (dados; sem textos de teste)."""
+        return self._args
+
+    def ver(self, func, args, kwargs):
+        pass
+
+    def saida(self, func, out):
+        pass
+
+    def relatorio(self):
+        return {}
+
+    def verificar(self, relatorio):
+        pass
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        self.ver(func, args, kwargs)
+        out = func(*args, **kwargs)
+        self.operacoes += 1
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, _torch.Tensor):
+                self._vistos.add(t.untyped_storage().data_ptr())
+        self.saida(func, out)
+        return out
+
+    def iniciar(self):
+        _ModoDeDespacho.__enter__(self)
+
+    def parar(self):
+        _ModoDeDespacho.__exit__(self, None, None, None)
+
+    def relatorio_da_chamada(self, resultado, entradas):
+        """O relatório e se os tensores do resultado saíram de operações observadas."""
+        pilha, tensores = [resultado], []
+        while pilha:
+            x = pilha.pop()
+            if isinstance(x, _torch.Tensor):
+                tensores.append(x)
+            elif isinstance(x, (tuple, list)):
+                pilha.extend(x)
+            elif isinstance(x, dict):
+                pilha.extend(x.values())
+        visto = all(t.numel() == 0 or t.untyped_storage().data_ptr() in self._vistos
+                    or any(t is e for e in entradas) for t in tensores)
+        return {"relatorio": self.relatorio(), "operacoes": self.operacoes, "resultado_visto": visto}
+
+    def __enter__(self):
+        corretor = _sys.modules.get("_autograder_harness")
+        if corretor is not None:
+            corretor.observe(self)
+        else:
+            self.iniciar()
+        return self
+
+    def __exit__(self, tipo, valor, tb):
+        corretor = _sys.modules.get("_autograder_harness")
+        if corretor is not None:
+            corretor.unobserve(self)
+            return False
+        self.parar()
+        if tipo is None:
+            self.verificar(self.relatorio())
+        return False
+
+
+class _sem_atalhos(_Observador):  # noqa: N801 - usada como `with _sem_atalhos():` nos testes
+    """Proíbe as softmax, log_softmax, logsumexp e atenções prontas do torch e o autograd."""
+
+    PROIBIDAS = ("softmax", "logsumexp", "scaled_dot_product", "flash_attention", "efficient_attention",
+                 "cudnn_attention")
+
+    def __init__(self):
+        super().__init__()
+        self.usadas = []
+
+    def ver(self, func, args, kwargs):
+        nome = func.__name__.split(".")[0]
+        if _torch._C._current_graph_task_id() != -1:
+            nome = "autograd (backward)"
+        elif not any(p in nome for p in self.PROIBIDAS):
+            return
+        if nome not in self.usadas:
+            self.usadas.append(nome)
+        raise AssertionError(self._mensagem(self.usadas))
+
+    @staticmethod
+    def _mensagem(usadas):
+        return ("use a sua própria conta: a sua função usou " + ", ".join(f"`{u}`" for u in usadas)
+                + " (softmax, log_softmax, logsumexp e atenção prontas do torch e o autograd estão "
+                  "fora desta tarefa).")
+
+    def relatorio(self):
+        return {"usadas": list(self.usadas)}
+
+    def verificar(self, relatorio):
+        usadas = relatorio["usadas"]
+        if not isinstance(usadas, list):
+            raise TypeError("relatório malformado")
+        if usadas:
+            raise AssertionError(self._mensagem([str(u) for u in usadas]))
+
+
+class _SemMatrizTxT(_Observador):
+    """Falha se algum tensor criado tiver T x T elementos (ou mais) nas duas últimas dimensões."""
+
+    def __init__(self, nome, T):
+        super().__init__(nome, T)
+        self.nome, self.T = nome, T
+        self.maior, self.forma = 0, None
+
+    def saida(self, func, out):
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, _torch.Tensor) and t.dim() >= 2 and t.shape[-1] * t.shape[-2] > self.maior:
+                self.maior, self.forma = t.shape[-1] * t.shape[-2], list(t.shape)
+
+    def argumentos(self):
+        return ("", self.T)             # o nome do caso fica no corretor (pode ser de um teste oculto)
+
+    def relatorio(self):
+        return {"maior": self.maior, "forma": self.forma}
+
+    def verificar(self, relatorio):
+        maior, forma = int(relatorio["maior"]), relatorio["forma"]
+        if maior >= self.T * self.T:
+            raise AssertionError(
+                f"{self.nome}: sua função criou um tensor de forma {tuple(forma)}, do tamanho da matriz "
+                f"T x T inteira (T = {self.T}). A ideia é nunca formá-la: trabalhe bloco a bloco.")
+
+
+class _SoBlocos(_Observador):
+    """Falha se uma redução (máximo, soma, softmax...) ler de uma vez uma linha inteira de
+    `n` posições (n > bloco): a linha tem de ser percorrida em blocos de `bloco`."""
+
+    REDUCOES = ("amax", "amin", "max", "min", "sum", "mean", "prod", "logsumexp", "softmax", "norm",
+                "var", "std", "cumsum", "cumprod", "argmax", "argmin", "sort", "topk", "nansum")
+
+    def __init__(self, nome, n, bloco):
+        super().__init__(nome, n, bloco)
+        self.nome, self.n, self.bloco = nome, n, bloco
+        self.vistas = []
+
+    def ver(self, func, args, kwargs):
+        nome = func.__name__.split(".")[0].lstrip("_")
+        if self.n <= self.bloco or not any(nome == r or nome.endswith("_" + r) for r in self.REDUCOES):
+            return
+        for a in list(args) + list(kwargs.values()):
+            if isinstance(a, _torch.Tensor) and a.dim() >= 1 and a.shape[-1] == self.n:
+                if nome not in self.vistas:
+                    self.vistas.append(nome)
+
+    def argumentos(self):
+        return ("", self.n, self.bloco)  # o nome do caso fica no corretor (pode ser de um teste oculto)
+
+    def relatorio(self):
+        return {"reducoes": list(self.vistas)}
+
+    def verificar(self, relatorio):
+        vistas = relatorio["reducoes"]
+        if not isinstance(vistas, list):
+            raise TypeError("relatório malformado")
+        if vistas:
+            raise AssertionError(
+                f"{self.nome}: sua função calculou {', '.join(f'`{v}`' for v in map(str, vistas))} sobre uma "
+                f"linha inteira ({self.n} posições) de uma vez; a ideia é percorrer a linha em blocos de "
+                f"{self.bloco}, guardando só o estado (máximo e soma) entre um bloco e outro.")
+
+
+def _sem_matriz_TxT(nome, T, f, *args, **kwargs):
+    """Roda f e falha se algum tensor criado tiver T x T elementos nas duas últimas dimensões."""
+    with _SemMatrizTxT(nome, T):
+        return _chamar(nome, f, *args, **kwargs)
+
+
+def _fonte(f):
+    """O texto da definição de `f`: do notebook (na correção) ou do kernel (no seu Jupyter)."""
+    corretor = _sys.modules.get("_autograder_harness")
+    if corretor is not None:
+        return corretor.source_of(f)
+    import inspect
+    return inspect.getsource(f)
+
+
+def _fonte_de_nome(nome):
+    """O texto do `def nome` das suas células, ou None se `nome` não é uma função sua."""
+    corretor = _sys.modules.get("_autograder_harness")
+    if corretor is not None:
+        return corretor.sources.get(nome)
+    import inspect
+    g = globals().get(nome)
+    if inspect.isfunction(g) and g.__globals__ is globals():      # definida no próprio notebook
+        try:
+            return inspect.getsource(g)
+        except (OSError, TypeError):
+            return None
+    return None

@@ -1,50 +1,68 @@
-"""Executa um notebook de aluno célula a célula, com limites, num kernel da sandbox.
+"""Executa um notebook de aluno em DOIS kernels da sandbox, célula a célula, com limites.
 
-Usa o nbclient para falar com o kernel (mensagens -> saídas do notebook), mas
-controla ele mesmo o que o nbclient não resolve:
+- Kernel do aluno: células de preparação (travadas) e as células do aluno
+  (soluções e qualquer outra que ele escreveu). Células de teste nunca vão
+  para ele. Na partida recebe `student_stub.py` (código do corretor, sem
+  texto de teste).
+- Kernel do corretor (harness): células de preparação e de teste, nunca uma
+  linha do aluno. Na partida recebe `harness_side.py`. Antes de cada célula de
+  teste, os nomes que o teste usa e que o aluno definiu chegam como dados ou
+  como `Remote` (proxies). Cada pedido do corretor ao aluno sai por `input()`:
+  este módulo o recebe no canal stdin e o repassa ao kernel do aluno com o
+  prazo que resta à célula, limite de tamanho (wire.MAX_BYTES) e saída
+  capturada (limitada); a resposta volta como texto. Ver "Protocolo entre os
+  dois kernels" no CONTRIBUTING.md.
 
-- tempo por célula e por notebook: ao estourar, pede interrupção (mensagem no
-  canal de controle) e espera `interrupt_grace` s; se o kernel não voltar (um
-  laço que ignora SIGINT), mata o kernel em vez de pagar um tempo-limite por
-  célula seguinte;
-- kernel morto (`os._exit`, falha de segmentação): a célula recebe um erro em
-  português e as seguintes também, para que nenhuma célula de teste não
-  executada ganhe pontos (o nbgrader dá nota cheia a teste sem saída de erro);
-- testes ocultos: a célula de teste é executada em partes (visível, oculta,
-  ...), e os metadados `autograder.parts` guardam quantas saídas são de cada
-  parte, para que o feedback mostre as visíveis e só "passou/falhou" das
-  ocultas. Se alguma parte não compila sozinha, a célula roda inteira e o
-  feedback não mostra saída nenhuma dela;
-- integridade: antes de cada célula de teste e no fim roda a sonda de
-  `integrity.PROBE_TEMPLATE` e compara com o estado depois das células
-  travadas.
+O que este módulo controla:
 
-Situação devolvida: "ok", "timeout" (tempo-limite atingido) ou "crashed"
-(kernel morreu ou memória esgotada).
+- tempo por célula e por notebook, nos dois kernels: ao estourar, pede
+  interrupção e espera `interrupt_grace` s; se o kernel não voltar (laço que
+  ignora SIGINT), mata o kernel;
+- kernel do aluno morto (`os._exit`, falha de segmentação): as células
+  seguintes recebem um erro em português, para que nenhum teste não
+  executado ganhe pontos;
+- testes ocultos: a célula de teste roda em partes (visível, oculta, ...) e
+  os metadados `autograder.parts` (TestPart) dizem quantas saídas são de
+  cada parte; o feedback mostra as visíveis e só "passou/falhou" das ocultas;
+- saída: no máximo MAX_CELL_OUTPUT bytes por célula e MAX_NOTEBOOK_OUTPUT por
+  notebook; o resto vira um aviso em português;
+- nota: uma parte de teste passa só se o kernel do corretor respondeu `ok`
+  sem saída de erro (um `execute_reply` com erro e sem saída de erro ganha
+  uma saída de erro, e o nbgrader dá zero).
+
+Situação devolvida: ok, timeout (tempo-limite) ou crashed (kernel morreu,
+memória esgotada, kernel do corretor falhou); `flags` (revisão) vêm dos
+relatórios de observadores malformados ou incoerentes.
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
+import builtins
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from queue import Empty
 
 import nbformat
+import zmq
+import zmq.asyncio
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.exceptions import CellExecutionComplete
 
-from . import integrity
-from .pipes import LineReader
+from . import integrity, wire
+from .results import Status, TestPart
 from .sandbox import KERNEL_NAME
 
 BEGIN_HIDDEN = "BEGIN HIDDEN TESTS"
 END_HIDDEN = "END HIDDEN TESTS"
+HERE = Path(__file__).resolve().parent
+STUDENT_MODULE = "_autograder_student"
+HARNESS_MODULE = "_autograder_harness"
 
 
 @dataclass
@@ -53,12 +71,11 @@ class ExecSettings:
     notebook_timeout: float = 300.0   # s por notebook, somando tudo
     interrupt_grace: float = 3.0      # s para o kernel voltar depois da interrupção
     startup_timeout: float = 60.0     # s para o kernel responder ao kernel_info
-    probe: bool = True                # sonda de integridade antes dos testes
 
 
 @dataclass
 class ExecOutcome:
-    status: str = "ok"                        # ok | timeout | crashed
+    status: Status = Status.OK                # OK | TIMEOUT | CRASHED
     details: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -105,30 +122,56 @@ def _is_instructor_code(cell) -> bool:
     return cell.cell_type == "code" and integrity._is_locked(cell)
 
 
-MAX_OUTPUT = 2 * 1024 * 1024   # bytes de saída por parte de célula; o resto é descartado
+MAX_CELL_OUTPUT = 512 * 1024          # bytes de saída guardados por célula
+MAX_NOTEBOOK_OUTPUT = 1024 * 1024     # bytes de saída guardados no notebook inteiro
+MAX_RELAY_OUTPUT = 256 * 1024         # saída do aluno guardada durante uma chamada do corretor
+MAX_ERROR_TEXT = 8 * 1024             # texto de uma saída de erro
+
+
+def _size(content) -> int:
+    return len(content.get("text", "") or "") + sum(
+        len(v) if isinstance(v, str) else len(json.dumps(v)) for v in (content.get("data") or {}).values())
 
 
 class _LimitedClient(NotebookClient):
-    """NotebookClient que para de guardar saída depois de MAX_OUTPUT bytes por célula:
-    um `while True: print(...)` não enche a memória do processo de correção."""
+    """NotebookClient que guarda no máximo `cell_cap` bytes de saída por célula e
+    `total_cap` no notebook: um `while True: print(...)` não enche a memória do
+    corretor nem o notebook corrigido."""
+
+    def setup_limits(self, cell_cap: int, total_cap: int):
+        self._ag_cell_cap, self._ag_total_cap = cell_cap, total_cap
+        self._ag_used: dict[int, int] = {}
+        self._ag_cut: set[int] = set()
+        self._ag_total = 0
+        self.clear_before_next_output = False
+        return self
 
     def output(self, outs, msg, display_id, cell_index):
         content = msg.get("content", {})
-        if msg.get("msg_type") != "error":
-            size = len(content.get("text", "") or "") + sum(
-                len(v) if isinstance(v, str) else len(json.dumps(v))
-                for v in (content.get("data") or {}).values())
-            used = self._ag_used.get(id(outs), 0)
-            if used + size > MAX_OUTPUT:
-                if id(outs) not in self._ag_cut:
-                    self._ag_cut.add(id(outs))
-                    outs.append(nbformat.v4.new_output(
-                        "stream", name="stdout",
-                        text=f"\n[saída cortada pelo corretor: passou de {MAX_OUTPUT // 1024 // 1024} MiB]\n"))
-                return None
-            self._ag_used[id(outs)] = used + size
+        if msg.get("msg_type") == "error":
+            content["evalue"] = str(content.get("evalue", ""))[:MAX_ERROR_TEXT]
+            tb, kept = [], 0
+            for line in content.get("traceback") or []:
+                kept += len(line)
+                if kept > MAX_ERROR_TEXT:
+                    break
+                tb.append(line)
+            content["traceback"] = tb
+            return super().output(outs, msg, display_id, cell_index)
+        size = _size(content)
+        used = self._ag_used.get(id(outs), 0)
+        if used + size > self._ag_cell_cap or self._ag_total + size > self._ag_total_cap:
+            if id(outs) not in self._ag_cut:
+                self._ag_cut.add(id(outs))
+                where = "da célula" if used + size > self._ag_cell_cap else "do notebook"
+                cap = self._ag_cell_cap if where == "da célula" else self._ag_total_cap
+                outs.append(nbformat.v4.new_output(
+                    "stream", name="stdout",
+                    text=f"\n[saída cortada pelo corretor: passou do limite {where} ({cap // 1024} KiB)]\n"))
+            return None
+        self._ag_used[id(outs)] = used + size
+        self._ag_total += size
         return super().output(outs, msg, display_id, cell_index)
-
 
 class SandboxKernel:
     """Um kernel iniciado na sandbox, com a sua pasta (trabalho/, home/, sockets).
@@ -149,7 +192,9 @@ class SandboxKernel:
         from .sandbox import Box
         self.box = Box.for_run_dir(run_dir)    # [caixa] GANCHO (issue 13): o cgroup deste kernel
 
-    async def start(self, startup_timeout: float = 60.0, warm: list[str] | None = None):
+    async def start(self, startup_timeout: float = 60.0, warm: list[str] | None = None,
+                    inject: str | None = None):
+        """Inicia o kernel; `warm`: módulos a importar antes; `inject`: código do corretor a rodar."""
         log = open(self.run_dir / "kernel.log", "wb")
         try:
             await self.km.start_kernel(cwd=str(self.run_dir / "trabalho"), stdout=log, stderr=log)
@@ -166,16 +211,27 @@ class SandboxKernel:
         if warm:
             code = "".join(f"try:\n    exec({f'import {m}'!r}, {{}})\nexcept Exception:\n    pass\n"
                            for m in warm)
-            msg_id = self.kc.execute(code, silent=True, store_history=False)
-            end = time.monotonic() + startup_timeout
-            while time.monotonic() < end:
-                try:
-                    msg = await self.kc.shell_channel.get_msg(timeout=end - time.monotonic())
-                except Empty:
-                    break
-                if msg["parent_header"].get("msg_id") == msg_id:
-                    break
+            await self.run_silent(code, startup_timeout)
+        if inject:
+            reply = await self.run_silent(inject, startup_timeout)
+            if reply is None or reply.get("status") != "ok":
+                await self.shutdown()
+                why = "sem resposta" if reply is None else f"{reply.get('ename')}: {reply.get('evalue')}"
+                raise KernelStartError(f"o código do corretor não rodou no kernel ({why})")
         return self
+
+    async def run_silent(self, code: str, timeout: float) -> dict | None:
+        """Executa sem histórico nem saída guardada; devolve o conteúdo do execute_reply (ou None)."""
+        msg_id = self.kc.execute(code, silent=True, store_history=False)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                msg = await self.kc.shell_channel.get_msg(timeout=end - time.monotonic())
+            except Empty:
+                return None
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg["content"]
+        return None
 
     async def is_alive(self) -> bool:
         return await self.km.is_alive()
@@ -207,332 +263,459 @@ class SandboxKernel:
         Box.for_run_dir(self.run_dir).close()
 
 
-class Zygote:
-    """O servidor de fork (zygote.py) de um processo de correção, na sandbox."""
-
-    def __init__(self, cfg, warm: list[str], log_path: Path):
-        import shutil
-        import subprocess
-        import tempfile
-
-        from . import sandbox
-        self.root = Path(tempfile.mkdtemp(prefix="ag-z", dir="/tmp"))   # /tmp: o filho monta um /tmp novo
-        self.root.chmod(0o755)
-        shutil.copy(Path(__file__).parent / "zygote.py", self.root / "zygote.py")
-        self.log = open(log_path, "ab")
-        self.proc = subprocess.Popen(sandbox.zygote_command(cfg, str(self.root), warm),
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
-        self.reader = LineReader(self.proc.stdout.fileno())
-        line = self._readline(120)
-        hello = json.loads(line) if line else {}
-        if not hello.get("ready"):
-            self.close()
-            raise KernelStartError(f"o zigoto não iniciou (veja {log_path})")
-        self.pid = hello["pid"]          # no namespace de PID do corretor
-
-    def _readline(self, timeout: float) -> bytes:
-        return self.reader.readline(timeout) or b""
-
-    def spawn(self, run_dir: Path, connection_file: Path) -> int:
-        if self.proc.poll() is not None:
-            raise KernelStartError("o zigoto terminou")
-        req = {"run_dir": str(run_dir), "connection_file": str(connection_file)}
-        self.proc.stdin.write((json.dumps(req) + "\n").encode())
-        self.proc.stdin.flush()
-        reply = json.loads(self._readline(30) or b'{"error": "sem resposta"}')
-        if "pid" not in reply:
-            raise KernelStartError(f"o zigoto não criou o kernel: {reply.get('error')}")
-        return reply["pid"]
-
-    def new_run_dir(self) -> Path:
-        import tempfile
-        return Path(tempfile.mkdtemp(prefix="k", dir=self.root))
-
-    def close(self):
-        import shutil
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
-class ZygoteKernel:
-    """Kernel criado por fork do zigoto: mesma interface de SandboxKernel."""
+# ----------------------------------------------------------------------------- código injetado
 
-    def __init__(self, run_dir: Path, zygote: Zygote):
-        self.run_dir = run_dir
-        self.zygote = zygote
-        self.pid: int | None = None
-        self.kc = None
+def _module_code(name: str, side: str) -> str:
+    """Código que cria o módulo `name` no kernel com wire.py + o lado do protocolo."""
+    wire_src = (HERE / "wire.py").read_text(encoding="utf-8")
+    side_src = (HERE / side).read_text(encoding="utf-8")
+    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({name!r})\n"
+            f"exec(compile({wire_src!r}, {name + '.wire'!r}, 'exec'), _m.__dict__)\n"
+            f"exec(compile({side_src!r}, {name!r}, 'exec'), _m.__dict__)\n"
+            f"_s.modules[{name!r}] = _m\n{name} = _m\ndel _s, _t, _m\n")
 
-    async def start(self, startup_timeout: float = 60.0, warm: list[str] | None = None):
-        import os
 
-        from jupyter_client.asynchronous import AsyncKernelClient
-        from jupyter_client.connect import write_connection_file
-        conn = self.run_dir / "conexao.json"
-        write_connection_file(str(conn), transport="ipc", ip=str(self.run_dir / "k"))
-        if os.geteuid() == 0:                       # o kernel roda como nobody
-            from .sandbox import NOBODY, _chown_tree
-            _chown_tree(str(self.run_dir), NOBODY)
-        self.pid = self.zygote.spawn(self.run_dir, conn)
-        self.kc = AsyncKernelClient()
-        self.kc.load_connection_file(str(conn))
-        self.kc.start_channels()
-        end = time.monotonic() + startup_timeout
-        while True:
-            try:
-                await self.kc.wait_for_ready(timeout=1.0)
-                break
-            except RuntimeError:
-                if not await self.is_alive() or time.monotonic() > end:
-                    tail = (self.run_dir / "kernel.log").read_text(errors="replace")[-800:] \
-                        if (self.run_dir / "kernel.log").exists() else ""
-                    await self.shutdown()
-                    raise KernelStartError(f"o kernel do zigoto não iniciou\n{tail}") from None
-        self.kc.allow_stdin = False
-        return self
+def student_stub_code() -> str:
+    return _module_code(STUDENT_MODULE, "student_stub.py")
 
-    def _ours(self) -> tuple[bool, bool]:
-        """(o pid ainda é um filho do zigoto?, está vivo?) — nunca sinalizar um pid reaproveitado."""
-        if self.pid is None:
-            return False, False
+
+def harness_code() -> str:
+    return _module_code(HARNESS_MODULE, "harness_side.py")
+
+
+# ----------------------------------------------------------------------------- nomes e fontes (AST)
+
+def bound_names(tree) -> set[str]:
+    """Nomes que um trecho liga no escopo global (def, class, import, atribuições, for, with)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+    return out
+
+
+def loaded_names(tree) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def student_definitions(sources: list[str]) -> dict[str, str]:
+    """nome -> texto do `def`/`class` de nível de módulo que o define, nas células do aluno.
+
+    Um nome religado depois por outra coisa (atribuição, import, exec...) sai do mapa:
+    as regras de texto (sem laços, sem produto pronto) não podem ler uma definição que
+    não é a que roda."""
+    defs: dict[str, str] = {}
+    for src in sources:
+        text = integrity._to_python(src)
         try:
-            with open(f"/proc/{self.pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            return False, False
-        ours = int(fields[1]) == self.zygote.pid
-        return ours, ours and fields[0] not in ("Z", "X")
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and not node.decorator_list:
+                defs[node.name] = ast.get_source_segment(text, node) or ""
+            else:
+                for name in bound_names(node):
+                    defs.pop(name, None)
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("exec", "eval")
+               for n in ast.walk(tree)):
+            defs.clear()      # exec/eval pode redefinir qualquer coisa: nenhuma fonte é confiável
+    return defs
 
-    async def is_alive(self) -> bool:
-        return self._ours()[1]
 
-    async def interrupt(self) -> None:
-        msg = self.kc.session.msg("interrupt_request", content={})
-        self.kc.control_channel.send(msg)
+def syntax_error(src: str) -> str | None:
+    """Mensagem em português se a célula não compila; None se compila."""
+    try:
+        ast.parse(integrity._to_python(src))
+    except SyntaxError as e:
+        return f"(linha {e.lineno}): {e.msg}"
+    except ValueError as e:
+        return str(e)[:200]
+    return None
 
-    async def kill(self) -> None:
-        import os
-        import signal
-        if self._ours()[0]:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
-    async def shutdown(self):
-        try:
-            if self.kc is not None:
-                self.kc.stop_channels()
-        except Exception:  # noqa: BLE001
-            pass
-        await self.kill()
+# ----------------------------------------------------------------------------- execução
+
+@dataclass
+class _Exec:
+    outputs: list
+    state: str                  # ok | error | timeout | dead
+    count: int | None = None
+    reply: dict | None = None
 
 
 class _Run:
-    def __init__(self, nb, kernel: SandboxKernel, settings: ExecSettings,
-                 watch_names: list[str], used_builtins: set[str]):
+    def __init__(self, nb, student: SandboxKernel, harness: SandboxKernel, settings: ExecSettings):
         self.nb = nb
-        self.kernel = kernel
+        self.student = student
+        self.harness = harness
         self.s = settings
-        self.used_builtins = used_builtins
-        self.probe_src = integrity.probe_code(watch_names)
         self.outcome = ExecOutcome()
-        self.kc = kernel.kc
-        # o nbclient grava a célula executada em nb.cells[i]; damos a ele um
-        # notebook de rascunho para que as partes não substituam a célula real
+        # o nbclient só processa as mensagens (saídas): cada célula roda num rascunho
         scratch = nbformat.v4.new_notebook()
         scratch.cells = [None] * len(nb.cells)
-        self.client = _LimitedClient(scratch, km=getattr(kernel, "km", None), allow_errors=True, record_timing=False,
-                                     timeout=int(settings.cell_timeout))
-        self.client._ag_used, self.client._ag_cut = {}, set()
-        self.client.kc = self.kc
-        self.client.reset_execution_trackers()
+        self.client = _LimitedClient(scratch, allow_errors=True, record_timing=False)
+        self.client.setup_limits(MAX_CELL_OUTPUT, MAX_NOTEBOOK_OUTPUT)
+        self.relay_client = _LimitedClient(nbformat.v4.new_notebook(), allow_errors=True, record_timing=False)
+        self.relay_client.setup_limits(MAX_RELAY_OUTPUT, 1 << 62)
         self.deadline = 0.0
-        self.dead = False
-        self.baseline: dict | None = None
-        self._flagged: set[str] = set()
+        self.student_dead = False
+        self.harness_dead = False
+        self.cell_index = 0
+        self.relay_timeout = False         # a função do aluno estourou o tempo nesta célula
+        self.relay_killed = False
 
-    async def _wait_reply(self, msg_id: str, timeout: float):
-        end = time.monotonic() + timeout
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                return None
-            try:
-                msg = await self.kc.shell_channel.get_msg(timeout=left)
-            except Empty:
-                return None
-            if msg["parent_header"].get("msg_id") == msg_id:
-                return msg
-
-    async def _responsive(self, timeout: float) -> bool:
-        if not await self.kernel.is_alive():
-            return False
-        msg_id = self.kc.execute("", silent=True, store_history=False)
-        return await self._wait_reply(msg_id, timeout) is not None
-
-    async def _kill(self):
-        self.dead = True
-        await self.kernel.kill()
-
-    # -- sonda de integridade ---------------------------------------------------
-    async def probe(self) -> dict | None:
-        if not self.s.probe or self.dead:
-            return None
-        msg_id = self.kc.execute(self.probe_src, silent=True, store_history=False,
-                                 user_expressions={"r": integrity.PROBE_VAR})
-        reply = await self._wait_reply(msg_id, max(5.0, self.s.interrupt_grace))
-        if reply is None:
-            self.outcome.flags.append("a verificação de integridade não respondeu")
-            return None
-        try:
-            res = reply["content"]["user_expressions"]["r"]
-            return json.loads(ast.literal_eval(res["data"]["text/plain"]))
-        except Exception:  # noqa: BLE001 - sonda quebrada pelo notebook
-            self.outcome.flags.append("a verificação de integridade falhou (o notebook alterou o ambiente)")
-            return None
-
-    async def check(self, where: str):
-        now = await self.probe()
-        if now is None:
-            return
-        for msg in integrity.compare_probe(self.baseline, now, self.used_builtins):
-            name = msg.split("`")[1] if "`" in msg else msg
-            if name not in self._flagged:      # um aviso por nome, no primeiro lugar visto
-                self._flagged.add(name)
-                self.outcome.flags.append(f"{msg} ({where})")
-
-    # -- execução ---------------------------------------------------------------
-    def _set_status(self, status: str, detail: str):
-        rank = {"ok": 0, "timeout": 1, "crashed": 2}
+    # -- baixo nível -----------------------------------------------------------
+    def _status(self, status: Status, detail: str | None):
+        rank = {Status.OK: 0, Status.TIMEOUT: 1, Status.CRASHED: 2}
         if rank[status] > rank[self.outcome.status]:
             self.outcome.status = status
-        self.outcome.details.append(detail)
+        if detail and detail not in self.outcome.details:
+            self.outcome.details.append(detail)
 
-    async def run_chunk(self, src: str, index: int, cell_started: float):
-        """Executa um trecho; devolve (saídas, terminou_bem?)."""
-        left_cell = self.s.cell_timeout - (time.monotonic() - cell_started)
-        left_nb = self.deadline - time.monotonic()
-        limit = min(left_cell, left_nb)
-        tmp = nbformat.v4.new_code_cell(src)
+    async def _exec(self, kernel: SandboxKernel, code: str, limit: float, *, client=None,
+                    silent: bool = False, user_expressions: dict | None = None,
+                    on_input=None) -> _Exec:
+        """Executa `code` no kernel; saídas processadas pelo `client` (limitado)."""
+        client = client or self.client
+        kc = kernel.kc
+        cell = nbformat.v4.new_code_cell(code)
         if limit <= 0.05:
-            return [], "timeout", None
-        self.client.timeout = max(1, int(limit + 0.999))
-        self.client._ag_used.clear()
-        self.client._ag_cut.clear()
+            return _Exec([], "timeout")
+        client.clear_before_next_output = False
+        msg_id = kc.execute(code, silent=silent, store_history=not silent,
+                            user_expressions=user_expressions or {}, allow_stdin=on_input is not None,
+                            stop_on_error=False)
+        poller = zmq.asyncio.Poller()
+        channels = {kc.iopub_channel.socket: kc.iopub_channel, kc.shell_channel.socket: kc.shell_channel}
+        if on_input is not None:
+            channels[kc.stdin_channel.socket] = kc.stdin_channel
+        for sock in channels:
+            poller.register(sock, zmq.POLLIN)
+        end = time.monotonic() + limit
+        reply, idle, next_alive = None, False, time.monotonic() + 0.5
+        while not (reply is not None and idle):
+            now = time.monotonic()
+            if now >= end:
+                return _Exec(cell.outputs, "timeout", cell.get("execution_count"))
+            if now >= next_alive:
+                next_alive = now + 0.5
+                if not await kernel.is_alive():
+                    return _Exec(cell.outputs, "dead", cell.get("execution_count"))
+            events = dict(await poller.poll(timeout=int(min(end - now, 0.5) * 1000) + 1))
+            for sock, channel in channels.items():
+                if sock not in events:
+                    continue
+                try:
+                    msg = await channel.get_msg(timeout=0)
+                except Empty:
+                    continue
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                kind = msg["msg_type"]
+                if channel is kc.shell_channel:
+                    reply = msg["content"]
+                elif channel is kc.iopub_channel:
+                    try:
+                        client.process_message(msg, cell, 0)
+                    except CellExecutionComplete:
+                        idle = True
+                elif kind == "input_request":
+                    started = time.monotonic()
+                    value = await on_input(msg["content"].get("prompt", ""), end - started)
+                    if self.relay_timeout:
+                        end = max(end, time.monotonic() + self.s.interrupt_grace)
+                    kc.input(value)
+        count = reply.get("execution_count") if isinstance(reply.get("execution_count"), int) else None
+        ok = reply.get("status") == "ok" and not any(o.output_type == "error" for o in cell.outputs)
+        if not ok and not any(o.output_type == "error" for o in cell.outputs):
+            # erro sem saída de erro (saída silenciada): ainda é erro, e o nbgrader precisa vê-lo
+            cell.outputs.append(_error(str(reply.get("ename") or "Erro"),
+                                       "a célula terminou com erro (sem mensagem de erro)."))
+        return _Exec(cell.outputs, "ok" if ok else "error", count, reply)
+
+    async def _responsive(self, kernel: SandboxKernel, timeout: float) -> bool:
+        if not await kernel.is_alive():
+            return False
+        return await kernel.run_silent("", timeout) is not None
+
+    async def _stop_runaway(self, kernel: SandboxKernel, where: str) -> bool:
+        """Interrompe; se não voltar, mata. Devolve True se o kernel continua vivo."""
+        await kernel.interrupt()
+        if await self._responsive(kernel, self.s.interrupt_grace):
+            return True
+        self.outcome.details.append(f"o kernel não atendeu à interrupção na {where} e foi encerrado")
+        await kernel.kill()
+        return False
+
+    def _limit(self, started: float) -> float:
+        return min(self.s.cell_timeout - (time.monotonic() - started), self.deadline - time.monotonic())
+
+    # -- o repasse (kernel do corretor -> kernel do aluno) ----------------------
+    async def _relay(self, prompt: str, limit: float) -> str:
+        if not prompt.startswith("\x00autograder:"):
+            return json.dumps({"falha": "entrada pelo teclado não é permitida na correção"})
+        text = prompt[len("\x00autograder:"):]
         try:
-            await self.client.async_execute_cell(tmp, index)
-        except CellTimeoutError:
-            return tmp.outputs, "timeout", None
-        except DeadKernelError:
-            return tmp.outputs, "dead", None
-        except Exception as e:  # noqa: BLE001 - falha de comunicação: tratamos como kernel morto
-            tmp.outputs.append(_error(type(e).__name__, str(e)))
-            return tmp.outputs, "dead", None
-        if not await self.kernel.is_alive():
-            return tmp.outputs, "dead", None
-        ok = not any(o.output_type == "error" for o in tmp.outputs)
-        return tmp.outputs, ("ok" if ok else "error"), tmp.execution_count
+            req = json.loads(text)
+        except ValueError:
+            return json.dumps({"falha": "pedido inválido do corretor"})
+        if req.get("op") == "bandeira":
+            reason = str(req.get("motivo", ""))[:500]
+            self.outcome.flags.append(f"{reason} (célula {self.cell_index + 1})")
+            return json.dumps({"r": "{}"})
+        if self.student_dead:
+            return json.dumps({"falha": "o kernel do seu notebook parou antes deste teste"})
+        self.relay_client._ag_used.clear()
+        self.relay_client._ag_cut.clear()
+        ex = await self._exec(self.student, f"{STUDENT_MODULE}.serve({text!r})", limit, client=self.relay_client,
+                              silent=True, user_expressions={"r": f"{STUDENT_MODULE}.reply"},
+                              on_input=self._callback)
+        out = "".join(o.get("text", "") for o in ex.outputs if o.output_type == "stream")
+        where = f"célula {self.cell_index + 1}"
+        if ex.state == "timeout":
+            self.relay_timeout = True
+            if not await self._stop_runaway(self.student, where):
+                self.student_dead = True
+                self.relay_killed = True
+            return json.dumps({"falha": f"a sua função passou do limite de tempo ({self.s.cell_timeout:g} s por "
+                                        f"célula, {self.s.notebook_timeout:g} s por notebook)", "saida": out})
+        if ex.state == "dead":
+            self.student_dead = True
+            self._status(Status.CRASHED, f"o kernel morreu na {where}")
+            return json.dumps({"falha": "o kernel do seu notebook morreu durante a chamada (os._exit, falha "
+                                        "de memória ou de segmentação)", "saida": out})
+        ue = ((ex.reply or {}).get("user_expressions") or {}).get("r") or {}
+        data = (ue.get("data") or {}).get("application/json") if ue.get("status") == "ok" else None
+        if not isinstance(data, dict) or not isinstance(data.get("r"), str):
+            return json.dumps({"falha": "o kernel do seu notebook não respondeu ao corretor (o ambiente "
+                                        "do corretor foi alterado?)", "saida": out})
+        if data.get("erro") == "MemoryError":
+            self._status(Status.CRASHED, f"memória esgotada na {where}")
+        if len(data["r"]) > wire.MAX_BYTES:
+            return json.dumps({"falha": f"resposta maior que {wire.MAX_BYTES // 2**20} MiB", "saida": out})
+        return json.dumps({"r": data["r"], "saida": out})
+
+    async def _callback(self, prompt: str, limit: float) -> str:
+        """O aluno usa um objeto do corretor: o pedido vai ao kernel do corretor como resposta
+        ao `input()` em que ele espera, e o próximo `input()` dele traz o resultado."""
+        if not prompt.startswith("\x00autograder:") or len(prompt) > wire.MAX_BYTES:
+            return json.dumps({"falha": "pedido inválido"})
+        kc = self.harness.kc
+        kc.input(json.dumps({"callback": prompt[len("\x00autograder:"):]}))
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            try:
+                msg = await kc.stdin_channel.get_msg(timeout=end - time.monotonic())
+            except Empty:
+                break
+            if msg["msg_type"] != "input_request":
+                continue
+            try:
+                req = json.loads(msg["content"]["prompt"][len("\x00autograder:"):])
+            except ValueError:
+                req = {}
+            if req.get("op") == "retorno" and isinstance(req.get("r"), str):
+                return json.dumps({"r": req["r"]})
+            return json.dumps({"falha": "o corretor não respondeu ao pedido"})
+        return json.dumps({"falha": "o corretor não respondeu a tempo"})
+
+    # -- células ------------------------------------------------------------------
+    async def _setup(self, i: int, cell, locked_bound: set[str]) -> None:
+        """Célula travada de preparação: nos dois kernels; a saída guardada é a do aluno.
+
+        Se ela não usa nada do aluno, roda nos dois ao mesmo tempo. Se usa (uma
+        demonstração que chama a função do aluno), roda primeiro no kernel do aluno e
+        depois no do corretor, com os nomes do aluno trazidos como nas células de teste.
+        Uma falha dela no kernel do corretor não muda a situação (a resposta do aluno pode
+        estar errada); os testes que dependem dela falham sozinhos."""
+        started = time.monotonic()
+        # código do professor: o prazo é o de partida de um kernel (imports pesados em dois
+        # kernels ao mesmo tempo numa máquina ocupada), não o de uma célula do aluno
+        limit = lambda: min(max(self.s.cell_timeout, self.s.startup_timeout) - (time.monotonic() - started),  # noqa: E731
+                            self.deadline - time.monotonic())
+        tree = integrity._parse(cell.source)
+        names = sorted(bound_names(tree)) if tree is not None else []
+        wanted = self._wanted(tree, locked_bound)
+        self.relay_client._ag_used.clear()
+        if not wanted or self.student_dead:
+            jobs = [self._exec(self.harness, cell.source, limit(), client=self.relay_client)]
+            if not self.student_dead:
+                jobs.append(self._exec(self.student, cell.source, limit()))
+            results = await asyncio.gather(*jobs)
+            h, st = results[0], (results[1] if len(results) > 1 else None)
+        else:
+            st = await self._exec(self.student, cell.source, limit())
+            h = None
+        if st is not None:
+            cell.outputs, cell.execution_count = list(st.outputs), st.count
+            await self._after_student(i, st)
+            if not self.student_dead:
+                await self._exec(self.student, f"{STUDENT_MODULE}.mark_base({names!r})", 10.0, silent=True)
+        if h is None:
+            self.relay_timeout = self.relay_killed = False
+            bind = await self._exec(self.harness, f"{HARNESS_MODULE}.bind(globals(), {wanted!r})",
+                                    limit(), client=self.relay_client, silent=True,
+                                    on_input=self._relay)
+            h = bind if bind.state != "ok" else await self._exec(
+                self.harness, cell.source, limit(), client=self.relay_client, on_input=self._relay)
+            if self.relay_killed:
+                await self.student.kill()
+        if h.state == "timeout" and not await self._stop_runaway(self.harness, f"célula {i + 1}"):
+            self.harness_dead = True
+            self._status(Status.CRASHED, f"o kernel do corretor parou na célula {i + 1}")
+        elif h.state == "dead":
+            self.harness_dead = True
+            self._status(Status.CRASHED, f"o kernel do corretor parou na célula {i + 1}")
+
+    def _wanted(self, tree, locked_bound: set[str]) -> list[str]:
+        """Nomes que o trecho lê e que só o aluno pode ter definido."""
+        if tree is None:
+            return []
+        return sorted(loaded_names(tree) - locked_bound - set(dir(builtins)))
+
+    async def _after_student(self, i: int, ex: _Exec) -> None:
+        if any(o.output_type == "error" and o.get("ename") == "MemoryError" for o in ex.outputs):
+            self._status(Status.CRASHED, f"memória esgotada na célula {i + 1}")
+        if ex.state == "dead":
+            self._status(Status.CRASHED, f"o kernel morreu na célula {i + 1}")
+            ex.outputs.append(_error("DeadKernelError", "O kernel morreu durante esta célula (o processo "
+                                                        "terminou de repente: os._exit, falha de memória ou de segmentação)."))
+            self.student_dead = True
+        elif ex.state == "timeout":
+            self._status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")
+            ex.outputs.append(_timeout_error(self.s))
+            if time.monotonic() >= self.deadline or not await self._stop_runaway(self.student, f"célula {i + 1}"):
+                await self.student.kill()
+                self.student_dead = True
+
+    async def _student_cell(self, i: int, cell) -> None:
+        err = syntax_error(cell.source)
+        if err:
+            self.outcome.details.append(f"erro de sintaxe na célula {i + 1} {err}")
+        ex = await self._exec(self.student, cell.source, self._limit(time.monotonic()))
+        await self._after_student(i, ex)
+        cell.outputs, cell.execution_count = list(ex.outputs), ex.count
+
+    async def _test_cell(self, i: int, cell, locked_bound: set[str]) -> None:
+        started = time.monotonic()
+        wanted = self._wanted(integrity._parse(cell.source), locked_bound)
+        chunks = split_hidden(cell.source)
+        if len(chunks) > 1 and not all(_compiles(t) for _, t in chunks):
+            chunks = [(None, cell.source)]          # parte não compila sozinha: roda inteira
+        parts: list[TestPart] = []
+        self.relay_timeout = self.relay_killed = False
+        bind = await self._exec(self.harness, f"{HARNESS_MODULE}.bind(globals(), {wanted!r})", self._limit(started),
+                                client=self.relay_client, silent=True, on_input=self._relay)
+        for hidden, src in chunks:
+            if bind.state != "ok":      # os nomes do aluno não chegaram: a primeira parte falha com o motivo
+                ex = _Exec(list(bind.outputs), bind.state if bind.state in ("timeout", "dead") else "error")
+                if not any(o.output_type == "error" for o in ex.outputs):
+                    ex.outputs.append(_error("StudentKernelFailure", "não foi possível ler os nomes do seu notebook."))
+            else:
+                ex = await self._exec(self.harness, src, self._limit(started), on_input=self._relay)
+            if cell.execution_count is None:
+                cell.execution_count = ex.count
+            outputs = list(ex.outputs)
+            if ex.state == "timeout" or self.relay_timeout:
+                outputs.append(_timeout_error(self.s))
+            elif ex.state == "dead":
+                outputs.append(_error("DeadKernelError", "O kernel do corretor parou durante este teste."))
+            cell.outputs.extend(outputs)
+            parts.append(TestPart(hidden=hidden, outputs=len(outputs),
+                                  passed=ex.state == "ok" and not self.relay_timeout, ran=True))
+            if ex.state == "dead":
+                self.harness_dead = True
+                self._status(Status.CRASHED, f"o kernel do corretor parou na célula {i + 1}")
+                break
+            if ex.state == "timeout" or self.relay_timeout:
+                self._status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")
+                if ex.state == "timeout" and not await self._stop_runaway(self.harness, f"célula {i + 1}"):
+                    self.harness_dead = True
+                break
+            if ex.state == "error":
+                break
+        for hidden, _ in chunks[len(parts):]:
+            parts.append(TestPart(hidden=hidden, outputs=0, passed=False, ran=False))
+        cell.metadata["autograder"] = {"parts": [asdict(p) for p in parts]}
+        if self.relay_killed:
+            await self.student.kill()
 
     async def execute(self) -> ExecOutcome:
         t0 = time.monotonic()
         self.deadline = t0 + self.s.notebook_timeout
         try:
             await self._execute_cells()
-            if not self.dead:
-                await self.check("fim do notebook")
         finally:
-            # [caixa] GANCHO (issue 13): o cgroup do notebook matou algo por falta de memória?
-            box = getattr(self.kernel, "box", None)
-            if box is not None and box.memory_exceeded():
-                mib = f"{box.memory_limit_mib() or 0:,}".replace(",", ".")
-                self._set_status("crashed", f"o notebook passou do limite de memória ({mib} MiB, contando "
-                                            "todos os processos que ele iniciou) e o sistema encerrou "
-                                            "processos dele")
-            await self.kernel.shutdown()
+            # o cgroup do notebook (issue 13) matou algo por falta de memória?
+            for k in (self.student, self.harness):
+                box = getattr(k, "box", None)
+                if box is not None and box.memory_exceeded():
+                    mib = f"{box.memory_limit_mib() or 0:,}".replace(",", ".")
+                    self._status(Status.CRASHED, f"o notebook passou do limite de memória ({mib} MiB, "
+                                                 "contando todos os processos que ele iniciou) e o sistema "
+                                                 "encerrou processos dele")
+            await asyncio.gather(self.student.shutdown(), self.harness.shutdown())
         self.outcome.seconds = time.monotonic() - t0
         self.outcome.flags = list(dict.fromkeys(self.outcome.flags))
         return self.outcome
 
     async def _execute_cells(self):
         cells = self.nb.cells
+        locked_bound: set[str] = set()
+        for cell in cells:
+            if _is_instructor_code(cell):
+                tree = integrity._parse(cell.source)
+                if tree is not None:
+                    locked_bound |= bound_names(tree)
+        defs = student_definitions([c.source for c in cells if c.cell_type == "code" and not _is_instructor_code(c)])
+        await self._exec(self.harness, f"{HARNESS_MODULE}.sources = {defs!r}", 10.0, silent=True)
         for i, cell in enumerate(cells):
             if cell.cell_type != "code":
                 continue
+            self.cell_index = i
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("autograder", None)
-            if self.dead:
-                cell.outputs = [_error("CellNotExecuted",
-                                       "Esta célula não foi executada: o kernel parou antes dela.")]
+            test = _is_test(cell)
+            stopped = self.student_dead or self.harness_dead
+            if not stopped and time.monotonic() >= self.deadline:
+                self._status(Status.TIMEOUT, f"limite de {self.s.notebook_timeout:g} s por notebook "
+                                             f"atingido antes da célula {i + 1}")
+                await asyncio.gather(self.student.kill(), self.harness.kill())
+                self.student_dead = self.harness_dead = True
+                cell.outputs = [_error("CellNotExecuted", "Esta célula não foi executada: acabou o tempo do notebook.")]
+                continue
+            if stopped and (test or not _is_instructor_code(cell) or self.student_dead):
+                if cell.source.strip():
+                    cell.outputs = [_error("CellNotExecuted",
+                                           "Esta célula não foi executada: o kernel parou antes dela.")]
+                if test:
+                    cell.metadata["autograder"] = {"parts": [asdict(TestPart(hidden=h, ran=False))
+                                                             for h, _ in split_hidden(cell.source)]}
                 continue
             if not cell.source.strip():
                 continue
-            if time.monotonic() >= self.deadline:
-                self._set_status("timeout", f"limite de {self.s.notebook_timeout:g} s por notebook "
-                                            f"atingido antes da célula {i + 1}")
-                await self._kill()
-                cell.outputs = [_error("CellNotExecuted",
-                                       "Esta célula não foi executada: acabou o tempo do notebook.")]
-                continue
-            test = _is_test(cell)
-            if _is_instructor_code(cell):   # testes e preparação: o ambiente está limpo?
-                await self.check(f"antes da célula {i + 1}")
-            chunks = split_hidden(cell.source) if test else [(False, cell.source)]
-            if len(chunks) > 1 and not all(_compiles(t) for _, t in chunks):
-                chunks = [(None, cell.source)]      # parte não compila sozinha: roda inteira
-            parts = []
-            started = time.monotonic()
-            for hidden, src in chunks:
-                outputs, state, count = await self.run_chunk(src, i, started)
-                if cell.execution_count is None:
-                    cell.execution_count = count
-                if state == "timeout":
-                    outputs = list(outputs) + [_error(
-                        "CellTimeoutError",
-                        f"A célula passou do limite de tempo ({self.s.cell_timeout:g} s por célula, "
-                        f"{self.s.notebook_timeout:g} s por notebook) e foi interrompida.")]
-                elif state == "dead":
-                    outputs = list(outputs) + [_error(
-                        "DeadKernelError", "O kernel morreu durante esta célula (o processo terminou "
-                                           "de repente: os._exit, falha de memória ou de segmentação).")]
-                cell.outputs.extend(outputs)
-                parts.append({"hidden": hidden, "outputs": len(outputs),
-                              "passed": state == "ok", "ran": True})
-                if any(o.output_type == "error" and o.get("ename") == "MemoryError" for o in outputs):
-                    self._set_status("crashed", f"memória esgotada na célula {i + 1}")
-                if state == "dead":
-                    self._set_status("crashed", f"o kernel morreu na célula {i + 1}")
-                    self.dead = True
-                    break
-                if state == "timeout":
-                    self._set_status("timeout", f"tempo-limite na célula {i + 1}")
-                    if time.monotonic() >= self.deadline:
-                        await self._kill()
-                        break
-                    await self.kernel.interrupt()
-                    if not await self._responsive(self.s.interrupt_grace):
-                        self.outcome.details.append(
-                            f"o kernel não atendeu à interrupção na célula {i + 1} e foi encerrado")
-                        await self._kill()
-                    break
-                if state == "error":
-                    break
-            for hidden, _ in chunks[len(parts):]:
-                parts.append({"hidden": hidden, "outputs": 0, "passed": False, "ran": False})
             if test:
-                cell.metadata["autograder"] = {"parts": parts}
-            if _is_instructor_code(cell) and not self.dead:
-                snap = await self.probe()
-                if snap is not None:
-                    self.baseline = snap
+                await self._test_cell(i, cell, locked_bound)
+            elif _is_instructor_code(cell):
+                await self._setup(i, cell, locked_bound)
+            else:
+                await self._student_cell(i, cell)
 
 
-async def execute_notebook(nb, kernel: SandboxKernel, settings: ExecSettings,
-                           watch_names: list[str] | None = None,
-                           used_builtins: set[str] | None = None) -> ExecOutcome:
-    """Executa `nb` (alterando suas saídas) no kernel já iniciado, que é encerrado no fim."""
-    run = _Run(nb, kernel, settings, watch_names or [], used_builtins or set())
-    return await run.execute()
+def _timeout_error(s: ExecSettings):
+    return _error("CellTimeoutError", f"A célula passou do limite de tempo ({s.cell_timeout:g} s por célula, "
+                                      f"{s.notebook_timeout:g} s por notebook) e foi interrompida.")
+
+
+async def execute_notebook(nb, student: SandboxKernel, harness: SandboxKernel,
+                           settings: ExecSettings) -> ExecOutcome:
+    """Executa `nb` (alterando suas saídas) nos dois kernels já iniciados, encerrados no fim."""
+    return await _Run(nb, student, harness, settings).execute()

@@ -4,17 +4,19 @@ Para cada notebook esperado da tarefa:
 
 1. lê os bytes de `submitted/`: ausente -> `missing`; não UTF-8, JSON
    quebrado ou fora do formato -> `invalid-notebook` (nota 0, nada executa);
-2. `integrity.restore_locked_cells` (contra a versão distribuída) e
-   `integrity.static_flags`;
+2. `integrity.restore_locked_cells` (contra a versão distribuída);
 3. pré-processadores do nbgrader sobre um *shard* do gradebook (cópia só deste
    processo: o sqlite não aguenta vários nbgrader escrevendo): ClearOutput,
    DeduplicateIds, OverwriteKernelspec, OverwriteCells (devolve os testes
    ocultos a partir do gradebook), CheckCellMetadata;
-4. `executor.execute_notebook` na sandbox;
+4. `executor.execute_notebook` em dois kernels da sandbox (o do aluno e o do
+   corretor, que roda os testes; ver executor.py);
 5. LimitOutput e SaveAutoGrades do nbgrader (a regra de nota do nbgrader:
-   erro ou stderr numa célula de teste = 0), e as notas lidas do shard;
-6. grava `autograded/<aluno>/<tarefa>/<nb>.ipynb` e devolve um `JobResult` que
-   o chamador grava em `.autograder/resultados/` (a base da retomada).
+   erro numa célula de teste = 0; as saídas dos testes vêm do kernel do
+   corretor), e as notas lidas do shard;
+6. grava `autograded/<aluno>/<tarefa>/<nb>.ipynb` e devolve um `JobResult`
+   (results.py) que o chamador grava em `.autograder/resultados/` (a base da
+   retomada). Um kernel que não inicia deixa o notebook `crashed`, com o motivo.
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ import nbformat
 
 from . import integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
-from .executor import ExecSettings, KernelStartError, SandboxKernel, Zygote, ZygoteKernel, execute_notebook
+from .executor import (ExecSettings, KernelStartError, SandboxKernel, execute_notebook, harness_code,
+                       student_stub_code)
 from .results import JobResult, NotebookResult, QuestionResult, Status, worst
-
 
 
 def load_notebook(raw: bytes):
@@ -95,7 +97,7 @@ def _run_nbgrader(preprocessors, nb, resources, config):
     return nb, resources
 
 
-def _zero_cells(info: AssignmentInfo, name: str) -> list[QuestionResult]:
+def _zero_questions(info: AssignmentInfo, name: str) -> list[QuestionResult]:
     return [QuestionResult.zero(c) for c in info.cells[name]]
 
 
@@ -164,16 +166,6 @@ def warm_modules(release_nb, unsafe: bool = False) -> list[str]:
     return [m for m in dict.fromkeys(safe) if m.split(".")[0] in WARM_ALLOWED]
 
 
-def warm_union(infos) -> list[str]:
-    """Módulos seguros para o zigoto: seguros em todas as tarefas em que aparecem."""
-    safe, unsafe = [], set()
-    for info in infos:
-        for nb in info.release.values():
-            safe += warm_modules(nb)
-            unsafe |= set(warm_modules(nb, unsafe=True))
-    return [m for m in dict.fromkeys(safe) if m not in unsafe and m.split(".")[0] not in unsafe]
-
-
 def load_files(ws: Workspace, student: str, a: str) -> dict[str, bytes]:
     sdir = ws.submitted(student, a)
     if not sdir.is_dir():
@@ -206,69 +198,47 @@ def prepare_run_dir(ws: Workspace, a: str, files: dict[str, bytes], run_dir: Pat
 
 
 class KernelPool:
-    """Kernels iniciados com antecedência: enquanto um notebook roda, o kernel do
-    próximo (com a pasta dele) já sobe e importa os módulos da tarefa."""
+    """Kernels iniciados com antecedência: enquanto um notebook roda, os dois kernels do
+    próximo (aluno e corretor, cada um com a sua pasta) já sobem e importam os módulos."""
 
-    def __init__(self, ws: Workspace, settings: ExecSettings, zygote_factory=None):
-        """zygote_factory(): cria o Zygote (servidor de fork); se falhar, volta aos kernels avulsos."""
+    def __init__(self, ws: Workspace, settings: ExecSettings):
         self.ws = ws
         self.settings = settings
         self.warm: dict[tuple, asyncio.Future] = {}
-        self.zygote_factory = zygote_factory
-        self.zygote: Zygote | None = None
-
-    def _zygote(self) -> Zygote | None:
-        if self.zygote is None and self.zygote_factory is not None:
-            try:
-                self.zygote = self.zygote_factory()
-            except Exception as e:  # noqa: BLE001 - sem zigoto: kernels avulsos, mais lentos
-                print(f"aviso: zigoto indisponível ({e}); usando um kernel novo por notebook",
-                      file=__import__("sys").stderr)
-                self.zygote_factory = None
-        return self.zygote
 
     def _launch(self, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> asyncio.Future:
-        z = self._zygote()
-        if z is not None:
-            run_dir = prepare_run_dir(self.ws, info.name, files, z.new_run_dir())
-            k = ZygoteKernel(run_dir, z)
-        else:
-            run_dir = prepare_run_dir(self.ws, info.name, files)
-            k = SandboxKernel(run_dir, [str(self.ws.kernels_dir)])
-        fut = asyncio.ensure_future(k.start(self.settings.startup_timeout,
-                                            warm_modules(info.release[name])))
-        fut.run_dir = run_dir        # para limpar mesmo se o início falhar
-        fut.zygote = z is not None
+        warm = warm_modules(info.release[name])
+        student_dir = prepare_run_dir(self.ws, info.name, files)
+        harness_dir = prepare_run_dir(self.ws, info.name, {})     # só os arquivos da versão distribuída
+        kernels = [SandboxKernel(d, [str(self.ws.kernels_dir)]) for d in (student_dir, harness_dir)]
+
+        async def both():
+            results = await asyncio.gather(
+                kernels[0].start(self.settings.startup_timeout, warm, student_stub_code()),
+                kernels[1].start(self.settings.startup_timeout, warm, harness_code()),
+                return_exceptions=True)
+            errors = [r for r in results if isinstance(r, BaseException)]
+            if errors:
+                await asyncio.gather(*(k.shutdown() for k in kernels))
+                raise errors[0]
+            return kernels
+        fut = asyncio.ensure_future(both())
+        fut.run_dirs = (student_dir, harness_dir)        # para limpar mesmo se o início falhar
         return fut
 
     def prefetch(self, key: tuple, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> None:
         if key not in self.warm:
             self.warm[key] = self._launch(info, name, files)
 
-    async def take(self, key: tuple, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> SandboxKernel:
+    async def take(self, key: tuple, info: AssignmentInfo, name: str,
+                   files: dict[str, bytes]) -> list[SandboxKernel]:
+        """[kernel do aluno, kernel do corretor]."""
         fut = self.warm.pop(key, None) or self._launch(info, name, files)
         try:
             return await fut
-        except KernelStartError as e:
-            shutil.rmtree(fut.run_dir, ignore_errors=True)
-            if not fut.zygote:
-                raise
-            # o zigoto não consegue criar kernels aqui (p.ex. /proc mascarado num contêiner):
-            # daqui em diante, um kernel avulso por notebook
-            print(f"aviso: o zigoto falhou ({str(e).splitlines()[0]}); usando kernels avulsos",
-                  file=__import__("sys").stderr)
-            self.zygote.close()
-            self.zygote, self.zygote_factory = None, None
-            for other in list(self.warm):
-                await self.discard(other)
-            fut = self._launch(info, name, files)
-            try:
-                return await fut
-            except BaseException:
-                shutil.rmtree(fut.run_dir, ignore_errors=True)
-                raise
         except BaseException:
-            shutil.rmtree(fut.run_dir, ignore_errors=True)
+            for d in fut.run_dirs:
+                shutil.rmtree(d, ignore_errors=True)
             raise
 
     async def discard(self, key: tuple) -> None:
@@ -276,24 +246,23 @@ class KernelPool:
         if fut is None:
             return
         try:
-            k = await fut
-            await k.shutdown()
+            for k in await fut:
+                await k.shutdown()
         except BaseException:  # noqa: BLE001 - descartando: não importa como terminou
             pass
-        shutil.rmtree(fut.run_dir, ignore_errors=True)
+        for d in fut.run_dirs:
+            shutil.rmtree(d, ignore_errors=True)
 
     async def close(self) -> None:
         for key in list(self.warm):
             await self.discard(key)
-        if self.zygote is not None:
-            self.zygote.close()
 
 
 async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name: str, raw: bytes | None,
                          files: dict[str, bytes], shard_url: str, timestamp: datetime | None,
                          settings: ExecSettings, pool: KernelPool) -> NotebookResult:
     a = info.name
-    res = NotebookResult(name, questions=_zero_cells(info, name))
+    res = NotebookResult(notebook=name, questions=_zero_questions(info, name))
     out_dir = ws.autograded(student, a)
     out_nb = out_dir / f"{name}.ipynb"
     out_nb.unlink(missing_ok=True)
@@ -311,7 +280,6 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name
     for it in issues:
         (res.details if it.kind == "tampered" else res.notes).append(it.message)
     tampered = any(it.kind == "tampered" for it in issues)
-    res.flags += integrity.static_flags(nb)
 
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import (CheckCellMetadata, ClearOutput, DeduplicateIds,
@@ -327,33 +295,34 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name
     nb, resources = _run_nbgrader([ClearOutput, DeduplicateIds, OverwriteKernelspec,
                                    OverwriteCells, CheckCellMetadata], nb, resources, config)
 
-    protected, _, used_builtins = integrity.locked_code_facts(nb)
-    kernel = await pool.take((student, a, name), info, name, files)
     try:
-        outcome = await execute_notebook(nb, kernel, settings,
-                                         watch_names=sorted(protected | used_builtins),
-                                         used_builtins=used_builtins)
+        student_k, harness_k = await pool.take((student, a, name), info, name, files)
+    except KernelStartError as e:
+        res.status = Status.CRASHED
+        res.details.append(f"o kernel não iniciou: {str(e).splitlines()[0][:300]}")
+        return res
+    try:
+        outcome = await execute_notebook(nb, student_k, harness_k, settings)
     finally:
-        shutil.rmtree(kernel.run_dir, ignore_errors=True)
+        for k in (student_k, harness_k):
+            shutil.rmtree(k.run_dir, ignore_errors=True)
     res.seconds = round(outcome.seconds, 3)
     res.details += outcome.details
     res.flags += outcome.flags
 
     nb, resources = _run_nbgrader([LimitOutput, SaveAutoGrades], nb, resources, config)
-    cells = []
     parts_by_id = {integrity.grade_id(c): c.metadata.get("autograder", {}).get("parts")
                    for c in nb.cells if integrity.grade_id(c)}
     with Gradebook(shard_url) as gb:
-        for c in info.cells[name]:
-            g = gb.find_grade(c["grade_id"], name, a, student)
-            parts = parts_by_id.get(c["grade_id"]) or []
+        for q in res.questions:
+            g = gb.find_grade(q.grade_id, name, a, student)
+            parts = parts_by_id.get(q.grade_id) or []
             vis = [p["passed"] for p in parts if p["hidden"] is False]
             hid = [p["passed"] for p in parts if p["hidden"] is True]
-            cells.append(QuestionResult(**c, score=g.auto_score, needs_manual=bool(g.needs_manual_grade),
-                                        visible_passed=all(vis) if vis else None,
-                                        hidden_passed=all(hid) if hid else None))
-    res.questions = cells
-    statuses = [Status(outcome.status)]
+            q.score, q.needs_manual = g.auto_score, bool(g.needs_manual_grade)
+            q.visible_passed = all(vis) if vis else None
+            q.hidden_passed = all(hid) if hid else None
+    statuses = [outcome.status]
     if tampered:
         statuses.append(Status.TAMPERED)
     if res.flags:
@@ -376,7 +345,7 @@ async def grade_job(ws: Workspace, info: AssignmentInfo, job: dict, shard_url: s
     student, a = job["student"], info.name
     files = load_files(ws, student, a)
     ts = datetime.fromisoformat(job["timestamp"]) if job.get("timestamp") else None
-    result = JobResult(student, a, job["key"], job.get("timestamp"))
+    result = JobResult(student=student, assignment=a, key=job["key"], timestamp=job.get("timestamp"))
     for i, name in enumerate(info.notebooks):
         raw, note = pick_notebook(files, name, info.notebooks)
         nxt = ((student, a, info.notebooks[i + 1]), info, info.notebooks[i + 1], files) \

@@ -58,7 +58,6 @@ class GradeOptions:
     deadlines: list[str] = field(default_factory=list)
     redo: bool = False
     tty: bool | None = None
-    zygote: bool = True          # servidor de fork (zygote.py) em cada processo de correção
 
 
 @dataclass
@@ -331,7 +330,7 @@ def _run_workers(ws, opts, infos, todo, students, summary, cfg):
     base_args = {"workspace": str(ws.root), "solutions": str(ws.solutions),
                  "sources": {a: i.source_hash for a, i in infos.items()},
                  "settings": asdict(opts.settings),
-                 "sandbox": cfg.to_json() if opts.use_sandbox else None, "zygote": opts.zygote}
+                 "sandbox": cfg.to_json() if opts.use_sandbox else None}
     jobs_q: queue.Queue = queue.Queue()
     for j in todo:
         jobs_q.put(j)

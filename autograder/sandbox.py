@@ -37,10 +37,6 @@ no sys.path.
 
 Sem bubblewrap o corretor se recusa a rodar, a menos que `--sem-sandbox` seja
 pedido; nesse modo só os limites de recursos valem (e o aviso diz isso).
-
-O mesmo lançador inicia o zigoto de zygote.py (`--zygote PASTA`): mesma
-sandbox, mas no namespace de PID do corretor e com o /proc do sistema, para
-que cada filho possa criar o seu namespace de PID e montar um /proc novo.
 """
 
 from __future__ import annotations
@@ -176,44 +172,35 @@ def kernel_env(limits: Limits, home: str) -> dict[str, str]:
 
 
 def build_command(cfg: SandboxConfig, connection_file: str, *, drop_to: int | None = None,
-                  extra: list[str] | None = None, program: list[str] | None = None,
-                  ) -> tuple[list[str], dict[str, str]]:
+                  extra: list[str] | None = None) -> tuple[list[str], dict[str, str]]:
     """Comando (já sem o lançador) que inicia o kernel, e o ambiente dele.
 
     drop_to: uid para o qual trocar *dentro* da sandbox (corretor root). O
     bwrap roda como root para conseguir montar pastas que `nobody` nem
     atravessa (o Python em /root/.pyenv, por exemplo); lá dentro o `setpriv`
-    troca de usuário, zera as capacidades e liga no_new_privs antes do kernel.
-    program: outro comando no lugar do kernel (o zigoto de zygote.py), que roda
-    na pasta de `connection_file`."""
+    troca de usuário, zera as capacidades e liga no_new_privs antes do kernel."""
     run_dir = os.path.dirname(os.path.abspath(connection_file))
-    work_dir = run_dir if program else os.path.join(run_dir, "trabalho")
+    work_dir = os.path.join(run_dir, "trabalho")
     home = os.path.join(run_dir, "home")
     env = kernel_env(cfg.limits, home)
     # -P (safe path) e ignore_cwd: nem o Python nem o IPython põem a pasta do trabalho
     # em sys.path, então um numpy.py ou ipykernel_launcher.py entregue ali não substitui nada
-    kernel = program or [cfg.python, "-P", "-m", "ipykernel_launcher", "-f", connection_file,
-                         "--HistoryManager.hist_file=:memory:", "--InteractiveShellApp.ignore_cwd=True",
-                         *(extra or [])]
+    kernel = [cfg.python, "-P", "-m", "ipykernel_launcher", "-f", connection_file,
+              "--HistoryManager.hist_file=:memory:", "--InteractiveShellApp.ignore_cwd=True", *(extra or [])]
     if not cfg.enabled:
         return kernel, env
     args = [bwrap_path() or "bwrap"]
-    # O zigoto fica no namespace de PID do corretor (os pids que ele informa são os
-    # verdadeiros) e vê o /proc do sistema: cada filho cria o seu namespace de PID e
-    # monta um /proc novo, o que o kernel só permite se houver um /proc sem nada
-    # montado por cima (o do bwrap tem /proc/sys etc. cobertos).
-    pid_ns = [] if program else ["--unshare-pid"]
     if drop_to is None:
-        args += ["--unshare-user", *pid_ns, "--unshare-net", "--unshare-ipc", "--unshare-uts",
+        args += ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--cap-drop", "ALL"]
     else:  # sem namespace de usuário: nele só o uid 0 existiria e o setpriv não trocaria
-        args += [*pid_ns, "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     args += ["--die-with-parent", "--new-session", "--hostname", "sandbox",
              "--ro-bind", "/usr", "/usr", *_system_links()]
     # /tmp em memória ANTES das outras montagens: o bwrap monta em ordem, e um
     # --tmpfs /tmp depois esconderia um Python ou repositório que mora em /tmp
     # (visto num clone em /tmp: "setpriv: failed to execute .../.venv/bin/python").
-    args += (["--dev-bind", "/proc", "/proc"] if program else ["--proc", "/proc"]) + [
+    args += ["--proc", "/proc"] + [
         "--dev", "/dev", "--size", str(cfg.limits.tmp_mib * MiB), "--tmpfs", "/tmp"]
     made: set[str] = set()
 
@@ -265,12 +252,6 @@ def kernel_spec(cfg: SandboxConfig) -> dict:
     }
 
 
-def zygote_command(cfg: SandboxConfig, runs_root: str, warm: list[str]) -> list[str]:
-    """Comando que o corretor roda para iniciar o zigoto (pelo mesmo lançador dos kernels)."""
-    return [cfg.python, "-I", os.path.abspath(__file__), "--config", cfg.to_json(), "--zygote",
-            runs_root, json.dumps(warm)]
-
-
 def write_kernel_spec(cfg: SandboxConfig, kernels_dir: Path) -> Path:
     """Escreve kernels_dir/autograder-sandbox/kernel.json e devolve kernels_dir."""
     d = kernels_dir / KERNEL_NAME
@@ -290,15 +271,6 @@ def _chown_tree(path: str, uid: int) -> None:
         os.chown(root, uid, uid)
         for f in files:
             os.chown(os.path.join(root, f), uid, uid, follow_symlinks=False)
-
-
-def zygote_program(cfg: SandboxConfig, runs_root: str, warm: list[str]) -> list[str]:
-    """O zigoto roda de uma cópia de zygote.py na pasta montada (o repositório não é visível)."""
-    zcfg = {"warm": warm, "env": kernel_env(cfg.limits, "/tmp"), "memory_mib": cfg.limits.memory_mib,
-            "file_mib": cfg.limits.file_mib, "nproc": max(cfg.limits.nproc, 512), "tmp_mib": cfg.limits.tmp_mib,
-            # o filho monta um /tmp novo: um Python que mora em /tmp tem de ser remontado nele
-            "keep": [p for p in _python_roots() + list(cfg.extra_ro) if p.startswith("/tmp/")]}
-    return [cfg.python, "-I", os.path.join(runs_root, "zygote.py"), json.dumps(zcfg)]
 
 
 # ----------------------------------------------------------------------------- a caixa
@@ -451,8 +423,7 @@ def private_disk(run_dir: str, size_mib: int) -> bool:  # pragma: no cover - rod
     return True
 
 
-def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = None,
-           program: list[str] | None = None) -> None:  # pragma: no cover - faz exec
+def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = None) -> None:  # pragma: no cover - faz exec
     """Põe o lançador na caixa, aplica os limites, troca de usuário e faz exec do kernel na sandbox."""
     lim = cfg.limits
     try:   # o kernel morre junto com o processo de correção (sem sandbox não há --die-with-parent)
@@ -464,24 +435,22 @@ def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = N
     run_dir = os.path.dirname(os.path.abspath(connection_file))
     # A caixa (cgroup) ANTES de tudo: daqui em diante, cada processo e cada página de
     # memória (inclusive o tmpfs do disco abaixo) contam no limite do notebook.
-    boxed = not program and Box.for_run_dir(run_dir, lim).enter()
+    boxed = Box.for_run_dir(run_dir, lim).enter()
     mem = lim.memory_mib * MiB
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     fsz = lim.file_mib * MiB
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsz, fsz))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     drop = cfg.enabled and os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv")
-    if drop and not program:
+    if drop:
         private_disk(run_dir, lim.disk_mib)
-    cmd, env = build_command(cfg, connection_file, drop_to=NOBODY if drop else None, extra=extra,
-                             program=program)
+    cmd, env = build_command(cfg, connection_file, drop_to=NOBODY if drop else None, extra=extra)
     if cfg.enabled:
-        if drop and not program:
+        if drop:
             # root: o aluno roda como nobody (a pasta do trabalho passa a ser dele)
             _chown_tree(run_dir, NOBODY)
         if not boxed:   # sem cgroup: o limite de processos é por usuário (todas as sandboxes de nobody)
-            n = max(lim.nproc, 512) if program else lim.nproc   # o zigoto: o mesmo de zygote_program
-            resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+            resource.setrlimit(resource.RLIMIT_NPROC, (lim.nproc, lim.nproc))
     else:
         os.chdir(os.path.join(run_dir, "trabalho"))
         env = {**env, "PATH": os.path.dirname(cfg.python) + ":" + env["PATH"]}
@@ -491,11 +460,8 @@ def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = N
 def main(argv: list[str] | None = None) -> None:  # pragma: no cover - faz exec
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 3 or argv[0] != "--config":
-        sys.exit("uso: python -m autograder.sandbox --config JSON ARQUIVO_DE_CONEXAO [ARGS DO KERNEL]\n"
-                 "     python -m autograder.sandbox --config JSON --zygote PASTA MODULOS_JSON")
+        sys.exit("uso: python -m autograder.sandbox --config JSON ARQUIVO_DE_CONEXAO [ARGS DO KERNEL]")
     cfg = SandboxConfig.from_json(argv[1])
-    if argv[2] == "--zygote":
-        launch(cfg, os.path.join(argv[3], "zigoto"), program=zygote_program(cfg, argv[3], json.loads(argv[4])))
     launch(cfg, argv[2], argv[3:])
 
 

@@ -38,21 +38,13 @@ async def serve(args: dict, proto) -> None:
 
     from .course import Workspace
     from .executor import ExecSettings, KernelStartError
-    from .executor import Zygote
-    from .job import KernelPool, grade_job, load_files, load_notebook, pick_notebook, warm_union
-    from .sandbox import SandboxConfig
+    from .job import KernelPool, grade_job, load_files, load_notebook, pick_notebook
 
     ws = Workspace(Path(args["workspace"]), Path(args["solutions"]))
     infos = {a: ws.info(a, h) for a, h in args["sources"].items()}
     settings = ExecSettings(**args["settings"])
     shard_url = f"sqlite:///{args['shard']}"
-    factory = None
-    if args.get("zygote") and args.get("sandbox"):
-        cfg = SandboxConfig.from_json(args["sandbox"])
-        warm = warm_union(infos.values())
-        log = Path(args["shard"]).parent.parent / "logs" / f"zigoto-{Path(args['shard']).stem}.log"
-        factory = lambda: Zygote(cfg, warm, log)  # noqa: E731
-    pool = KernelPool(ws, settings, factory)
+    pool = KernelPool(ws, settings)
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue = asyncio.Queue()
 

@@ -547,7 +547,7 @@ def test_hostile_class_every_student_gets_a_row_and_nothing_survives(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     t0 = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws.root),
-                        "--solucoes", str(sol), "--jobs", "1", "--sem-zigoto", "--sem-feedback",
+                        "--solucoes", str(sol), "--jobs", "1", "--sem-feedback",
                         "--sem-relatorio", "--tempo-celula", "10", "--tempo-notebook", "60"],
                        capture_output=True, text=True, env=env, timeout=900)
     seconds = time.monotonic() - t0
@@ -582,7 +582,7 @@ def test_a_kernel_that_cannot_start_is_a_crashed_row_with_the_reason(tmp_path):
         (d / f"{A}.ipynb").write_text(nbformat.writes(cen._solve(release, cen.CORRECT)), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "entregas"),
-                        "--workspace", str(ws.root), "--solucoes", str(sol), "--sem-zigoto", "--sem-sandbox",
+                        "--workspace", str(ws.root), "--solucoes", str(sol), "--sem-sandbox",
                         "--memoria", "1", "--sem-feedback", "--sem-relatorio"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 1, p.stderr[-2000:]            # falha do corretor: o código diz

@@ -53,4 +53,5 @@ def test_notebook_uses_only_numpy_torch_triton(slug):
     code = "\n".join(_code_cells("exercises", slug))
     imports = set(re.findall(r"^\s*(?:import|from)\s+([a-zA-Z_]\w*)", code, re.M))
     # IPython e types: o conferir (traceback sem os quadros do próprio conferir); todo kernel Jupyter tem o IPython.
-    assert imports <= {"math", "os", "numpy", "torch", "triton", "contextlib", "warnings", "inspect", "IPython", "types"}, imports
+    assert imports <= {"math", "os", "sys", "numpy", "torch", "triton", "contextlib", "warnings", "inspect",
+                       "IPython", "types"}, imports

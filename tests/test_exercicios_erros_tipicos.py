@@ -67,6 +67,27 @@ TYPICAL_MISTAKES = [
      "    return torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), -1).flatten(-2)\n"),
     (cap07, "swiglu", "test_swiglu",  # ReLU no lugar da silu
      "def swiglu(x, W1, W3, W2):\n    return (torch.relu(x @ W1) * (x @ W3)) @ W2\n"),
+    # brechas da revisão (itens 25, 26, 27, 30): certas nos números, proibidas pelo enunciado
+    (cap01, "scores_loops", "test_scores_loops",  # difusão somada, sem laço nem @
+     "def scores_loops(Q, K):\n    return (Q[:, None, :] * K[None, :, :]).sum(-1)\n"),
+    (cap01, "scores_loops", "test_scores_loops",  # np.inner: produto pronto sem @ nem 'dot('
+     "def scores_loops(Q, K):\n    return np.inner(Q, K)\n"),
+    (cap01, "scores_loops", "test_scores_loops",  # o produto pronto escondido numa função auxiliar
+     "def _aux(a, b):\n    return a @ b.T\n\n"
+     "def scores_loops(Q, K):\n    for _ in range(1):\n        S = _aux(Q, K)\n    return S\n"),
+    (cap04, "softmax", "test_softmax",  # torch.special.softmax escapava da troca de atributos
+     "def softmax(x, dim=-1):\n    return torch.special.softmax(x, dim)\n"),
+    (cap04, "softmax", "test_softmax",  # log_softmax + exp
+     "def softmax(x, dim=-1):\n    return torch.log_softmax(x, dim).exp()\n"),
+    (cap09, "online_stats", "test_online_stats",  # a linha inteira de uma vez: nada de online
+     "def online_stats(x, block):\n    m = x.amax(-1)\n    return m, torch.exp(x - m[..., None]).sum(-1)\n"),
+    (cap09, "blocked_attention", "test_blocked_attention",  # blocos de consultas com a linha inteira de chaves
+     "def blocked_attention(q, k, v, block):\n    outs = []\n"
+     "    for i0 in range(0, q.shape[-2], block):\n"
+     "        s = q[..., i0:i0 + block, :] @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+     "        p = torch.exp(s - s.amax(-1, keepdim=True))\n"
+     "        outs.append(p @ v / p.sum(-1, keepdim=True))\n"
+     "    return torch.cat(outs, -2)\n"),
     (cap07, "decoder_block", "test_decoder_block",  # RoPE também em V
      "def decoder_block(x, p, n_heads, n_kv_heads, eps=1e-5):\n"
      "    h = rms_norm(x, p['norm1'], eps)\n"

@@ -4,6 +4,54 @@ from autograder.nbbuild import Notebook
 
 SLUG = "01-pontuacoes"
 
+SETUP = '''\
+import math
+
+import numpy as np
+import torch
+
+torch.manual_seed(0)
+rng = np.random.default_rng(0)
+
+# Produtos prontos: nenhum deles pode aparecer numa resposta "com laços".
+_PRODUTOS = {"matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "mm", "bmm", "mv", "kron",
+             "multi_dot", "broadcast_to", "expand_dims", "newaxis", "expand", "unsqueeze", "tile",
+             "__dict__", "getattr", "eval", "exec", "compile", "__import__", "globals", "vars"}
+
+
+def _sem_produto_pronto(nome, f):
+    """A função usa laços explícitos e nenhum produto pronto: sem `@`, matmul, dot, inner,
+    tensordot, einsum, e sem produtos com difusão (índice None, expand_dims) somados.
+    Lê a árvore sintática do texto da função (e das suas funções que ela chama)."""
+    import ast
+    vistos, fila, tem_laco = set(), [_fonte(f)], False
+    while fila:
+        arvore = ast.parse(fila.pop().strip())
+        for n in ast.walk(arvore):
+            if isinstance(n, (ast.For, ast.While)):
+                tem_laco = True
+            proibido = None
+            if isinstance(n, (ast.BinOp, ast.AugAssign)) and isinstance(n.op, ast.MatMult):
+                proibido = "@"
+            elif isinstance(n, ast.Attribute) and n.attr in _PRODUTOS:
+                proibido = n.attr
+            elif isinstance(n, ast.Name) and n.id in _PRODUTOS:
+                proibido = n.id
+            elif isinstance(n, ast.Subscript) and any(isinstance(i, ast.Constant) and i.value is None
+                                                      for i in ast.walk(n.slice)):
+                proibido = "índice None (difusão)"
+            if proibido:
+                raise AssertionError(f"{nome}: use laços explícitos, sem @, np.dot, np.matmul, np.inner, "
+                                     f"np.tensordot, np.einsum nem difusão (apareceu `{proibido}`).")
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in vistos:
+                vistos.add(n.func.id)
+                outra = _fonte_de_nome(n.func.id)      # uma função sua chamada por esta
+                if outra is not None:
+                    fila.append(outra)
+    if not tem_laco:
+        raise AssertionError(f"{nome}: use laços explícitos (for) para somar os produtos.")
+'''
+
 
 def build() -> Notebook:
     nb = Notebook(SLUG, "Capítulo 1 — Pontuações: $QK^\\top$")
@@ -17,7 +65,7 @@ def build() -> Notebook:
         "Não apague nem edite as células de teste. Use só `numpy` e `torch`.",
         grade_id="instrucoes",
     )
-    nb.setup("import math\n\nimport numpy as np\nimport torch\n\ntorch.manual_seed(0)\nrng = np.random.default_rng(0)")
+    nb.setup(SETUP)
 
     # ---------------------------------------------------------------- tarefa 1
     nb.md(
@@ -55,10 +103,7 @@ def build() -> Notebook:
         "conferir(\"scores_loops com n=4, m=5, d=3\", scores_loops(Qa, Ka), Qa @ Ka.T)\n"
         "print(\"Tarefa 1: testes visíveis passaram.\")\n"
         "### BEGIN HIDDEN TESTS\n"
-        "import inspect as _inspect\n"
-        "_src = _inspect.getsource(scores_loops)\n"
-        "assert \"@\" not in _src and \"einsum\" not in _src and \"matmul\" not in _src and \"dot(\" not in _src, \\\n"
-        "    \"scores_loops: use laços explícitos, sem @, np.dot, np.matmul ou np.einsum.\"\n"
+        "_sem_produto_pronto(\"scores_loops\", scores_loops)\n"
         "_r = np.random.default_rng(11)\n"
         "for (_n, _m, _d) in [(1, 1, 1), (1, 7, 3), (6, 2, 5), (9, 9, 1)]:\n"
         "    _Q, _K = _r.standard_normal((_n, _d)), _r.standard_normal((_m, _d))\n"

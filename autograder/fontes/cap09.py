@@ -92,6 +92,8 @@ def build() -> Notebook:
         "conferir(\"l com blocos inteiros de -inf (nada de nan)\", _l, torch.exp(_x - 2.0).sum(-1), atol=1e-12)\n"
         "with _sem_atalhos():\n"
         "    _chamar(\"online_stats sem torch.softmax/torch.logsumexp\", online_stats, torch.randn(3, 9), 4)\n"
+        "with _SoBlocos(\"online_stats com x (3, 20) e block=4\", 20, 4):\n"
+        "    _chamar(\"online_stats em blocos\", online_stats, torch.randn(3, 20), 4)\n"
         "### END HIDDEN TESTS",
         grade_id="test_online_stats",
         points=2,
@@ -131,6 +133,8 @@ def build() -> Notebook:
         "conferir(\"online_softmax em float16\", _y.float(), torch.softmax(_x.float(), -1), atol=2e-3, rtol=1e-2)  # float16: ~3 dígitos\n"
         "with _sem_atalhos():\n"
         "    _chamar(\"online_softmax sem torch.softmax\", online_softmax, torch.randn(2, 9), 4)\n"
+        "with _SoBlocos(\"online_softmax com x (3, 20) e block=4\", 20, 4):\n"
+        "    _chamar(\"online_softmax em blocos\", online_softmax, torch.randn(3, 20), 4)\n"
         "### END HIDDEN TESTS",
         grade_id="test_online_softmax",
         points=2,
@@ -276,7 +280,8 @@ def build() -> Notebook:
         "        _out = _chamar(_caso, blocked_attention, _q, _k, _v, _b)\n"
         "    _conferir_blocos(_caso, _out, _q, _k, _v, _b, atol=1e-12, rtol=1e-10)\n"
         "_q, _k, _v = (torch.randn(1, 256, 16, generator=_g) for _ in range(3))\n"
-        "_out = _sem_matriz_TxT(\"blocked_attention com T=256, block=32\", 256, blocked_attention, _q, _k, _v, 32)\n"
+        "with _SoBlocos(\"blocked_attention com T=256, block=32\", 256, 32):\n"
+        "    _out = _sem_matriz_TxT(\"blocked_attention com T=256, block=32\", 256, blocked_attention, _q, _k, _v, 32)\n"
         "_conferir_blocos(\"blocked_attention com T=256, block=32\", _out, _q, _k, _v, 32, atol=1e-5)\n"
         "### END HIDDEN TESTS",
         grade_id="test_blocked_attention",

@@ -1,0 +1,315 @@
+"""O lado do corretor do protocolo entre os dois kernels (roda no kernel do corretor).
+
+O executor injeta este texto (depois do de wire.py) num módulo
+`_autograder_harness` do kernel do corretor, que só executa células
+travadas e de teste. Antes de cada célula de teste, `bind` põe no espaço de
+nomes os nomes que o teste usa e que as células do aluno definiram: dados
+viram objetos comuns (wire.decode) e o resto (funções, classes, objetos)
+vira um `Remote`, cuja chamada manda os argumentos como dados ao kernel do
+aluno e traz o resultado como dado.
+
+Cada pedido sai por `input()` com o prefixo `PREFIX`: o executor (fora dos
+dois kernels) o recebe no canal stdin, repassa ao kernel do aluno com prazo
+e limite de tamanho, e devolve a resposta como texto. Um erro do aluno volta
+como dado (nome do tipo e mensagem) e é levantado aqui como `StudentError`
+(ou uma subclasse dela que também é o builtin de mesmo nome, como
+ValueError, para `except ValueError` funcionar); nenhum outro nome de
+exceção vem do aluno.
+
+Observadores (`observe`/`unobserve`): a classe `_Observador` das células
+travadas se registra aqui quando roda no corretor; cada chamada feita com
+observadores ativos leva o nome da classe e os argumentos do construtor, e o
+relatório que volta passa por `_check_reports` antes do `verificar` dela.
+"""
+
+import builtins as _builtins
+import sys as _sys
+
+try:            # no kernel, wire.py já foi executado neste mesmo módulo
+    from .wire import BadWire, NotData, decode, dumps, encode, loads
+except ImportError:
+    pass
+
+PREFIX = "\x00autograder:"
+observers: list = []
+
+
+class StudentError(Exception):
+    """Erro levantado por código do aluno (no kernel do aluno)."""
+
+
+class StudentKernelFailure(Exception):
+    """O kernel do aluno não respondeu (tempo esgotado, morreu, resposta grande ou inválida)."""
+
+
+_BUILTIN_ERRORS = ("ValueError", "TypeError", "IndexError", "KeyError", "AttributeError",
+                   "NotImplementedError", "RuntimeError", "ZeroDivisionError", "AssertionError",
+                   "ArithmeticError", "OverflowError", "LookupError", "MemoryError", "RecursionError",
+                   "FloatingPointError", "NameError", "UnboundLocalError")
+_classes: dict = {}
+
+
+def _student_error(kind, message):
+    if not isinstance(kind, str) or not isinstance(message, str):
+        return StudentKernelFailure("o kernel do aluno mandou um erro malformado")
+    if kind in _BUILTIN_ERRORS:
+        cls = _classes.get(kind)
+        if cls is None:
+            cls = _classes[kind] = type(kind, (StudentError, getattr(_builtins, kind)),
+                                        {"__module__": "corretor"})
+        return cls(message)
+    safe = "".join(c for c in kind if c.isalnum() or c == "_")[:60] or "?"
+    return StudentError(f"{safe}: {message}")
+
+
+def request(req):
+    """Manda um pedido ao kernel do aluno (pelo executor) e devolve a resposta (dicionário).
+
+    Enquanto espera, pode receber "callback": o aluno chamando um objeto do corretor que
+    recebeu como argumento (uma função de teste, um modelo); atende e continua esperando."""
+    text = _builtins.input(PREFIX + dumps(req))
+    while True:
+        relay = loads(text)
+        if not isinstance(relay, dict):
+            raise StudentKernelFailure("resposta inválida do executor")
+        if "callback" not in relay:
+            break
+        text = _builtins.input(PREFIX + dumps({"op": "retorno", "r": _serve_callback(relay["callback"])}))
+    out = relay.get("saida")
+    if isinstance(out, str) and out:
+        _sys.stdout.write(out)
+        _sys.stdout.flush()
+    if "falha" in relay:
+        raise StudentKernelFailure(str(relay["falha"]))
+    answer = loads(relay.get("r"))
+    if not isinstance(answer, dict):
+        raise StudentKernelFailure("o kernel do aluno mandou uma resposta malformada")
+    if "erro" in answer:
+        e = answer["erro"]
+        raise _student_error(e.get("tipo") if isinstance(e, dict) else None,
+                             e.get("mensagem") if isinstance(e, dict) else None)
+    return answer
+
+
+_local: dict = {}        # alças de objetos do corretor que o aluno recebeu (funções, modelos)
+_local_ids: dict = {}
+
+
+def _serve_callback(text):
+    """O aluno chamou um objeto do corretor: roda aqui, devolve dados (só o tipo de um erro)."""
+    try:
+        cb = loads(text)
+        obj = _local[cb["alvo"]]
+        op = cb["op"]
+        if op == "chamar":
+            args = [_value(a) for a in cb["args"]]
+            kwargs = {k: _value(v) for k, v in cb["kwargs"].items()}
+            value = obj(*args, **kwargs)
+        elif op == "atributo":
+            if not isinstance(cb["nome"], str) or cb["nome"].startswith("_"):
+                raise AttributeError("atributo privado")      # nada de __globals__, __code__...
+            value = getattr(obj, cb["nome"])
+        elif op == "item":
+            value = obj[_value(cb["chave"])]
+        elif op == "iterar":
+            value = list(obj)
+        elif op == "tamanho":
+            value = len(obj)
+        else:
+            raise BadWire("operação desconhecida")
+        return dumps({"valor": _encode_arg(value)})
+    except Exception as e:  # noqa: BLE001 - só o tipo vai ao aluno (a mensagem pode ser de um teste oculto)
+        return dumps({"erro": {"tipo": type(e).__name__, "mensagem": "erro no objeto do corretor"}})
+
+
+def flag(reason):
+    """Marca o notebook para revisão (flagged), com o motivo; não passa pelo aluno."""
+    _builtins.input(PREFIX + dumps({"op": "bandeira", "motivo": str(reason)[:500]}))
+
+
+def _to_handle(obj):
+    if isinstance(obj, Remote):
+        return {"t": "handle", "id": object.__getattribute__(obj, "_ag_id")}
+    if isinstance(obj, type(_sys)):
+        raise NotData("um módulo do corretor não pode ser enviado ao kernel do aluno")
+    hid = _local_ids.get(id(obj))
+    if hid is None:
+        hid = _local_ids[id(obj)] = len(_local) + 1
+        _local[hid] = obj
+    kind = "class" if isinstance(obj, type) else ("function" if callable(obj) else "object")
+    return {"t": "handle", "id": hid, "side": "harness", "kind": kind}
+
+
+def _from_handle(d):
+    if d.get("side") == "harness":
+        if d["id"] not in _local:
+            raise BadWire("alça desconhecida")
+        return _local[d["id"]]
+    return Remote(d)
+
+
+def _value(d):
+    try:
+        return decode(d, _from_handle)
+    except BadWire as e:
+        raise StudentKernelFailure(f"o kernel do aluno mandou um valor inválido ({e})") from None
+
+
+def _encode_arg(v):
+    return encode(v, _to_handle)
+
+
+def _copy_back(target, new):
+    torch = _sys.modules.get("torch")
+    if torch is not None and isinstance(target, torch.Generator) and isinstance(new, torch.Generator):
+        target.set_state(new.get_state())
+        return
+    if torch is not None and isinstance(target, torch.Tensor) and isinstance(new, torch.Tensor):
+        if target.shape == new.shape:
+            with torch.no_grad():
+                target.copy_(new.to(target.dtype))
+        return
+    np = _sys.modules.get("numpy")
+    if np is not None and isinstance(target, np.ndarray) and isinstance(new, np.ndarray) \
+            and target.shape == new.shape:
+        target[...] = new
+
+
+def _check_reports(watchers, reports, value):
+    """Relatórios dos observadores: um por observador, bem formados, coerentes; senão flagged."""
+    if not isinstance(reports, list) or len(reports) != len(watchers):
+        flag("o kernel do aluno não devolveu o relatório dos observadores")
+        raise AssertionError("a verificação da execução da sua função não voltou completa.")
+    for w, rep in zip(watchers, reports):
+        name = type(w).__name__
+        ok = isinstance(rep, dict) and isinstance(rep.get("relatorio"), dict) \
+            and type(rep.get("operacoes")) is int and type(rep.get("resultado_visto")) is bool
+        if not ok:
+            flag(f"relatório malformado do observador {name}")
+            raise AssertionError("a verificação da execução da sua função voltou malformada.")
+        if not rep["resultado_visto"]:
+            flag(f"{name}: o resultado da função não passou pelo observador (operações escondidas?)")
+            raise AssertionError("o resultado da sua função não foi calculado à vista da verificação "
+                                 "(não desligue nem contorne o modo de despacho do torch).")
+        try:
+            w.verificar(rep["relatorio"])
+        except AssertionError:
+            raise
+        except Exception as e:  # noqa: BLE001 - relatório que o verificar não entende
+            flag(f"relatório inconsistente do observador {name} ({type(e).__name__})")
+            raise AssertionError("a verificação da execução da sua função voltou inconsistente.") from None
+
+
+def call(hid, method, args, kwargs):
+    watchers = list(observers)
+    req = {"op": "chamar", "alvo": hid, "metodo": method,
+           "args": [_encode_arg(a) for a in args],
+           "kwargs": {str(k): _encode_arg(v) for k, v in kwargs.items()},
+           "observadores": [[type(w).__name__, encode(tuple(w.argumentos()))] for w in watchers]}
+    answer = request(req)
+    changed = answer.get("alteradas") or {}
+    if not isinstance(changed, dict):
+        raise StudentKernelFailure("resposta malformada (alteradas)")
+    for key, enc in changed.items():
+        if not isinstance(key, str):
+            continue
+        if key[:1] == "a" and key[1:].isdigit() and int(key[1:]) < len(args):
+            _copy_back(args[int(key[1:])], _value(enc))
+        elif key[:1] == "k" and key[1:] in kwargs:
+            _copy_back(kwargs[key[1:]], _value(enc))
+    value = _value(answer.get("valor"))
+    if watchers:
+        _check_reports(watchers, answer.get("relatorios"), value)
+    return value
+
+
+class Remote:
+    """Uma função, classe ou objeto que mora no kernel do aluno."""
+
+    __slots__ = ("_ag_id", "_ag_kind", "_ag_name", "_ag_bound")
+
+    def __init__(self, d):
+        object.__setattr__(self, "_ag_id", d["id"])
+        object.__setattr__(self, "_ag_kind", str(d.get("kind", "object"))[:20])
+        object.__setattr__(self, "_ag_name", str(d.get("name", "?"))[:80])
+        object.__setattr__(self, "_ag_bound", None)
+
+    def __call__(self, *args, **kwargs):
+        return call(object.__getattribute__(self, "_ag_id"), None, args, kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name.startswith("_repr_") or name.startswith("_ipython_"):
+            raise AttributeError(name)
+        return _value(request({"op": "atributo", "alvo": self._ag_id, "nome": name})["valor"])
+
+    def __setattr__(self, name, value):
+        request({"op": "definir", "alvo": self._ag_id, "nome": name, "valor": _encode_arg(value)})
+
+    def __getitem__(self, key):
+        return _value(request({"op": "item", "alvo": self._ag_id, "chave": _encode_arg(key)})["valor"])
+
+    def __iter__(self):
+        return iter(_value(request({"op": "iterar", "alvo": self._ag_id})["valor"]))
+
+    def __len__(self):
+        return _value(request({"op": "tamanho", "alvo": self._ag_id})["valor"])
+
+    def __repr__(self):
+        kind = {"function": "função", "class": "classe"}.get(self._ag_kind, "objeto")
+        return f"<{kind} do aluno: {self._ag_name}>"
+
+
+class Unavailable:
+    """Um nome do aluno que não pôde ser trazido (grande demais, tipo não transferível)."""
+
+    def __init__(self, name, reason):
+        self._ag_why = f"`{name}` não pôde ser lido do seu notebook: {reason}"
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name.startswith("_repr_") or name.startswith("_ipython_"):
+            raise AttributeError(name)
+        raise AssertionError(self._ag_why)
+
+    def __call__(self, *a, **k):
+        raise AssertionError(self._ag_why)
+
+    def __repr__(self):
+        return f"<indisponível: {self._ag_why}>"
+
+
+def bind(ns, candidates):
+    """Põe em `ns` os nomes de `candidates` que as células do aluno definiram."""
+    names = request({"op": "nomes"}).get("nomes") or {}
+    wanted = [c for c in candidates if names.get(c) == "value"]
+    if not wanted:
+        return
+    answer = request({"op": "pegar", "nomes": wanted})
+    for n, enc in (answer.get("valores") or {}).items():
+        if n in wanted:
+            ns[n] = _value(enc)
+            if isinstance(ns[n], Remote):
+                object.__setattr__(ns[n], "_ag_bound", n)
+    for n, why in (answer.get("erros") or {}).items():
+        if n in wanted:
+            ns[n] = Unavailable(n, str(why)[:500])
+
+
+def observe(w):
+    observers.append(w)
+
+
+def unobserve(w):
+    if w in observers:
+        observers.remove(w)
+
+
+sources: dict = {}      # nome -> texto do def/class nas células do aluno (lido do notebook pelo executor)
+
+
+def source_of(f):
+    """O texto da definição de `f` no notebook (não do kernel do aluno), para as regras de texto."""
+    name = object.__getattribute__(f, "_ag_bound") if isinstance(f, Remote) else None
+    if name is None or name not in sources:
+        raise AssertionError("não encontrei no notebook a definição desta função (com `def`, numa célula "
+                             "sua, sem ser redefinida depois); a verificação do código não pode ser feita.")
+    return sources[name]

@@ -1,0 +1,255 @@
+"""O lado do aluno do protocolo entre os dois kernels (roda no kernel do aluno).
+
+O executor injeta este texto (depois do de wire.py) num módulo
+`_autograder_student` do kernel do aluno, antes da primeira célula. Nenhum
+texto de teste chega aqui: só pedidos com dados (os argumentos de uma
+chamada, o nome de um observador e os argumentos do construtor dele).
+
+Cada pedido é uma execução silenciosa `_autograder_student.serve(TEXTO)`;
+a resposta fica em `_autograder_student.reply` e o executor a lê por
+`user_expressions` (JSON, nunca pickle). Tudo aqui pode ser adulterado pelo
+aluno, que é dono deste processo: o kernel do corretor trata cada resposta
+como dado não confiável (wire.decode) e um relatório de observador
+estranho como motivo de revisão (`flagged`).
+"""
+
+import re as _re
+import sys as _sys
+
+from IPython import get_ipython as _get_ipython
+
+try:            # no kernel, wire.py já foi executado neste mesmo módulo
+    from .wire import MAX_ITEMS, BadWire, NotData, decode, dumps, encode, loads
+except ImportError:
+    pass
+
+_NS = _get_ipython().user_ns if _get_ipython() is not None else {}
+_handles: dict = {}       # id da alça -> objeto do aluno (mantido vivo)
+_by_obj: dict = {}        # id(objeto) -> id da alça
+_base: dict = {}          # nomes definidos pelas células travadas -> objeto (classes dos observadores)
+_SKIP = {"In", "Out", "get_ipython", "exit", "quit", "_ih", "_oh", "_dh"}
+_HISTORY = _re.compile(r"_+$|_i+\d*$|_\d+$")
+reply = None
+
+
+class _Reply:
+    """O que o executor lê em user_expressions (a representação JSON)."""
+
+    def __init__(self, text, error=None):
+        self.text, self.error = text, error
+
+    def _repr_json_(self):
+        return {"r": self.text, "erro": self.error}
+
+    def __repr__(self):
+        return "<resposta ao corretor>"
+
+
+def mark_base(names):
+    """Guarda os objetos que as células travadas definiram (chamado depois de cada uma)."""
+    for n in names:
+        if n in _NS:
+            _base[n] = _NS[n]
+
+
+def _short(obj):
+    try:
+        name = getattr(obj, "__qualname__", None) or type(obj).__name__
+        return str(name)[:80]
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+class HarnessObject:
+    """Um objeto do corretor recebido como argumento (função de teste, modelo): cada uso é um
+    pedido ao corretor, que responde com dados."""
+
+    __slots__ = ("_ag_id",)
+
+    def __init__(self, d):
+        object.__setattr__(self, "_ag_id", d["id"])
+
+    def _ask(self, req):
+        import builtins
+        req["alvo"] = object.__getattribute__(self, "_ag_id")
+        answer = loads(builtins.input(PREFIX + dumps(req)))
+        if not isinstance(answer, dict) or "falha" in answer:
+            raise RuntimeError("o corretor não respondeu")
+        answer = loads(answer.get("r"))
+        if "erro" in answer:
+            raise RuntimeError(f"erro no objeto do corretor ({str(answer['erro'].get('tipo'))[:60]})")
+        return _dec(answer["valor"])
+
+    def __call__(self, *args, **kwargs):
+        return self._ask({"op": "chamar", "args": [_enc(a) for a in args],
+                          "kwargs": {str(k): _enc(v) for k, v in kwargs.items()}})
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._ask({"op": "atributo", "nome": name})
+
+    def __getitem__(self, key):
+        return self._ask({"op": "item", "chave": _enc(key)})
+
+    def __iter__(self):
+        return iter(self._ask({"op": "iterar"}))
+
+    def __len__(self):
+        return self._ask({"op": "tamanho"})
+
+
+PREFIX = "\x00autograder:"
+
+
+def _to_handle(obj):
+    if isinstance(obj, HarnessObject):
+        return {"t": "handle", "id": object.__getattribute__(obj, "_ag_id"), "side": "harness"}
+    if isinstance(obj, type(_sys)):
+        raise NotData("um módulo não pode ser enviado ao corretor")
+    hid = _by_obj.get(id(obj))
+    if hid is None:
+        hid = len(_handles) + 1
+        _handles[hid] = obj
+        _by_obj[id(obj)] = hid
+    kind = "class" if isinstance(obj, type) else ("function" if callable(obj) else "object")
+    return {"t": "handle", "id": hid, "kind": kind, "name": _short(obj)}
+
+
+def _from_handle(d):
+    if d.get("side") == "harness":
+        return HarnessObject(d)
+    if d["id"] not in _handles:
+        raise BadWire("alça desconhecida")
+    return _handles[d["id"]]
+
+
+def _enc(v):
+    return encode(v, _to_handle)
+
+
+def _dec(d):
+    return decode(d, _from_handle)
+
+
+def _names(req):
+    out = {}
+    for k, v in list(_NS.items()):
+        if k in _SKIP or k.startswith("_autograder") or _HISTORY.match(k):
+            continue
+        out[k] = "module" if isinstance(v, type(_sys)) else "value"
+    return {"nomes": out}
+
+
+def _get(req):
+    values, errors = {}, {}
+    for n in req["nomes"]:
+        if n not in _NS:
+            continue
+        try:
+            values[n] = _enc(_NS[n])
+        except Exception as e:  # noqa: BLE001 - o corretor recebe o motivo
+            errors[n] = f"{type(e).__name__}: {e}"[:500]
+    return {"valores": values, "erros": errors}
+
+
+def _copy(x):
+    torch = _sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Generator):
+        return x.get_state()
+    if torch is not None and isinstance(x, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            return x.detach().clone()
+    np = _sys.modules.get("numpy")
+    if np is not None and isinstance(x, np.ndarray):
+        return np.array(x, copy=True)
+    return None
+
+
+def _same(a, b):
+    torch = _sys.modules.get("torch")
+    if torch is not None and isinstance(b, torch.Generator):
+        return bool(torch.equal(a, b.get_state()))
+    if torch is not None and isinstance(b, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a.detach(), b))
+    np = _sys.modules.get("numpy")
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+
+
+def _call(req):
+    f = _from_handle({"id": req["alvo"]})
+    if req.get("metodo") is not None:
+        f = getattr(f, req["metodo"])
+    args = [_dec(a) for a in req["args"]]
+    kwargs = {k: _dec(v) for k, v in req["kwargs"].items()}
+    watchers = []
+    for name, wargs in req.get("observadores", []):
+        cls = _base.get(name)
+        if cls is None:
+            raise BadWire(f"observador desconhecido: {name!r:.60}")
+        watchers.append(cls(*decode(wargs)))
+    inputs = list(args) + list(kwargs.values())
+    before = {f"a{i}": (a, _copy(a)) for i, a in enumerate(args)}
+    before.update({f"k{k}": (a, _copy(a)) for k, a in kwargs.items()})
+    started = []
+    try:
+        for w in watchers:
+            w.iniciar()
+            started.append(w)
+        result = f(*args, **kwargs)
+    finally:
+        for w in reversed(started):
+            w.parar()
+    reports = [w.relatorio_da_chamada(result, inputs) for w in watchers]
+    changed = {k: _enc(a) for k, (a, old) in before.items() if old is not None and not _same(old, a)}
+    return {"valor": _enc(result), "alteradas": changed, "relatorios": reports}
+
+
+def _attr(req):
+    return {"valor": _enc(getattr(_from_handle({"id": req["alvo"]}), req["nome"]))}
+
+
+def _setattr(req):
+    setattr(_from_handle({"id": req["alvo"]}), req["nome"], _dec(req["valor"]))
+    return {}
+
+
+def _item(req):
+    return {"valor": _enc(_from_handle({"id": req["alvo"]})[_dec(req["chave"])])}
+
+
+def _iterate(req):
+    out = []
+    for x in _from_handle({"id": req["alvo"]}):
+        out.append(x)
+        if len(out) > MAX_ITEMS:
+            raise NotData(f"mais de {MAX_ITEMS} elementos")
+    return {"valor": _enc(out)}
+
+
+def _len(req):
+    return {"valor": _enc(int(len(_from_handle({"id": req["alvo"]}))))}
+
+
+_OPS = {"nomes": _names, "pegar": _get, "chamar": _call, "atributo": _attr, "definir": _setattr,
+        "item": _item, "iterar": _iterate, "tamanho": _len}
+
+
+def serve(text):
+    """Atende um pedido do corretor; a resposta fica em `reply`."""
+    global reply
+    reply = None
+    try:
+        req = loads(text)
+        reply = _Reply(dumps(_OPS[req["op"]](req)))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - o erro do aluno vai como dado
+        e.__traceback__ = None        # solta os quadros da função (uma bomba de memória libera tudo)
+        try:
+            msg = str(e)[:4000]
+        except Exception:  # noqa: BLE001
+            msg = "(mensagem ilegível)"
+        kind = type(e).__name__[:80]
+        reply = _Reply(dumps({"erro": {"tipo": kind, "mensagem": msg}}), kind)
