@@ -57,6 +57,19 @@ def _read(path: Path) -> str:
         return f.read()
 
 
+def _oom_kills(path: Path) -> int:
+    """O contador `oom_kill` de um arquivo "chave valor" do cgroup (memory.events na v2,
+    memory.oom_control na v1); 0 se não há arquivo ou contador."""
+    try:
+        for line in _read(path).splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def _pids_in(procs: Path) -> list[int]:
     try:
         return [int(x) for x in _read(procs).split()]
@@ -150,14 +163,7 @@ class CgroupV2:
             return None
 
     def oom_kills(self, name: str) -> int:
-        try:
-            for line in _read(self.path(name) / "memory.events").splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-        except (OSError, ValueError):
-            pass
-        return 0
+        return _oom_kills(self.path(name) / "memory.events")
 
     def remove(self, name: str) -> None:
         _rmdir(self.path(name))
@@ -247,14 +253,7 @@ class CgroupV1:
             return None
 
     def oom_kills(self, name: str) -> int:
-        try:
-            for line in _read(self.path(name, "memory") / "memory.oom_control").splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-        except (OSError, ValueError):
-            pass
-        return 0
+        return _oom_kills(self.path(name, "memory") / "memory.oom_control")
 
     def remove(self, name: str) -> None:
         for c in self.bases:

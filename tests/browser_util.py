@@ -349,3 +349,32 @@ def wait_ready(page):
         await document.fonts.ready;
     }""")
     page.evaluate(SETTLE_JS)
+
+
+def open_alone(path: Path, timeout_ms: int = 30_000) -> tuple[int, int, list[str]]:
+    """Abre um arquivo HTML no Chromium como quem o recebeu sozinho, sem rede: só o próprio
+    arquivo pode ser pedido (o resto é recusado e anotado). Espera a matemática renderizar e
+    devolve (fórmulas renderizadas, trechos `\\sum_j` ainda crus, endereços recusados,
+    sem os `data:`)."""
+    from playwright.sync_api import sync_playwright
+
+    refused = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            tab = browser.new_page()
+
+            def only_the_file(route):
+                if route.request.url == path.as_uri():
+                    route.continue_()
+                else:
+                    refused.append(route.request.url)
+                    route.abort()
+            tab.route("**/*", only_the_file)
+            tab.goto(path.as_uri())
+            tab.wait_for_selector("mjx-container svg, mjx-container mjx-math", timeout=timeout_ms)
+            rendered = tab.locator("mjx-container").count()
+            raw = tab.locator("text=\\sum_j").count()
+        finally:
+            browser.close()
+    return rendered, raw, [u for u in refused if not u.startswith("data:")]

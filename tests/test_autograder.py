@@ -376,31 +376,10 @@ def test_feedback_renders_math_without_internet(turma):
     assert "_mathjax" not in html and "cdnjs.cloudflare.com/ajax/libs/mathjax" not in html
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("sem /usr/bin/chromium (o `make test` instala o pacote Debian)")
-    from playwright.sync_api import sync_playwright
-
-    from browser_util import CHROMIUM, CHROMIUM_ARGS
-    outside = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            tab = browser.new_page()
-
-            def only_the_page(route):
-                if route.request.url == page.as_uri():
-                    route.continue_()
-                else:
-                    outside.append(route.request.url)
-                    route.abort()
-            tab.route("**/*", only_the_page)
-            tab.goto(page.as_uri())
-            tab.wait_for_selector("mjx-container", timeout=20_000)
-            n = tab.locator("mjx-container").count()
-            raw = tab.locator("text=\\sum_j").count()
-        finally:
-            browser.close()
+    from browser_util import open_alone
+    n, raw, outside = open_alone(page)
     assert n >= 2 and raw == 0, (n, raw)
-    assert [u for u in outside if not u.startswith("data:")] == [], \
-        f"o feedback pediu outros endereços: {outside}"
+    assert outside == [], f"o feedback pediu outros endereços: {outside}"
 
 
 @needs_bwrap

@@ -469,7 +469,6 @@ def test_syntax_error_details_reach_the_csv_and_the_page(loop):
 
 
 @needs_bwrap
-@pytest.mark.xfail(reason="a linha de erro de sintaxe vem do ramo harness (NotebookResult.details)", strict=False)
 def test_syntax_error_is_said_plainly(loop):
     assert "sintaxe" in loop["rows"][("bruno", A1)]["details"].lower()
 
@@ -484,30 +483,10 @@ def test_feedback_page_is_one_file_with_math_rendered_offline(loop):
     assert cenarios.SECRET not in html and "_mathjax" not in html and 'src="http' not in html
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("sem /usr/bin/chromium (o `make test` instala o pacote Debian)")
-    from playwright.sync_api import sync_playwright
-
-    from browser_util import CHROMIUM, CHROMIUM_ARGS
-    asked = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            tab = browser.new_page()
-
-            def only_the_page(route):
-                if route.request.url == alone.as_uri():
-                    route.continue_()
-                else:
-                    asked.append(route.request.url)
-                    route.abort()
-            tab.route("**/*", only_the_page)
-            tab.goto(alone.as_uri())
-            tab.wait_for_selector("mjx-container svg", timeout=30_000)
-            n = tab.locator("mjx-container").count()
-            raw = tab.locator("text=\\sum_j").count()
-        finally:
-            browser.close()
+    from browser_util import open_alone
+    n, raw, asked = open_alone(alone)
     assert n >= 2 and raw == 0, (n, raw)
-    assert [u for u in asked if not u.startswith("data:")] == []
+    assert asked == []
 
 
 @needs_bwrap
