@@ -161,6 +161,20 @@ def grade_cells_of(release_nb) -> list[dict]:
     return out
 
 
+def temp_base() -> str:
+    """Pasta das pastas de kernel: curta (sockets Unix: caminho < 108 bytes)."""
+    base = os.environ.get("TMPDIR", "/tmp")
+    if len(base) > 40 or not os.path.isdir(base):
+        base = "/tmp"
+    return base
+
+
+def run_prefix(root: Path) -> str:
+    """Prefixo das pastas de kernel (e das caixas) de um workspace: ag-<6 hex do caminho>-."""
+    tag = hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:6]
+    return f"ag-{tag}-"
+
+
 class Workspace:
     def __init__(self, root: Path, solutions: Path | None = None):
         self.root = Path(root).resolve()
@@ -193,7 +207,6 @@ class Workspace:
         """Pasta nova e curta para um kernel (sockets Unix: caminho < 108 bytes)."""
         import tempfile
 
-        from .lock import run_prefix, temp_base   # o prefixo marca o workspace (lock.clean_leftovers)
         return Path(tempfile.mkdtemp(prefix=run_prefix(self.root), dir=temp_base()))
 
     @property

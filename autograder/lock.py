@@ -15,29 +15,16 @@ deixou para trás. Pastas de outros workspaces não são tocadas.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
 
+from .course import run_prefix, temp_base  # noqa: F401 - também usados por quem importa lock
+
 
 class WorkspaceBusy(RuntimeError):
     """Outro corretor está usando o workspace (mensagem em português)."""
-
-
-def temp_base() -> str:
-    """Pasta das pastas de kernel: curta (sockets Unix: caminho < 108 bytes)."""
-    base = os.environ.get("TMPDIR", "/tmp")
-    if len(base) > 40 or not os.path.isdir(base):
-        base = "/tmp"
-    return base
-
-
-def run_prefix(root: Path) -> str:
-    """Prefixo das pastas de kernel (e das caixas) de um workspace: ag-<6 hex do caminho>-."""
-    tag = hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:6]
-    return f"ag-{tag}-"
 
 
 @contextmanager

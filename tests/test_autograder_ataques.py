@@ -25,6 +25,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.course import Workspace
+
 from test_autograder import (HAS_BWRAP, LIMITS, ROOT, SLUG, WHY_NOT, arquivos, cenarios,  # noqa: F401
                              clone_prepared, read_csv, run_cli)
 
@@ -85,7 +87,7 @@ def _visible_text(nb) -> str:
 def test_no_hidden_test_text_in_outputs_or_feedback(ataques, attack):
     nb = nbformat.read(ataques["ws"] / "autograded" / attack / SLUG / f"{SLUG}.ipynb", as_version=4)
     assert cenarios.SECRET not in _visible_text(nb)
-    html = (ataques["ws"] / "feedback" / attack / SLUG / f"{SLUG}.html").read_text(encoding="utf-8")
+    html = (Workspace(ataques["ws"]).feedback(attack, SLUG) / f"{SLUG}.html").read_text(encoding="utf-8")
     assert cenarios.SECRET not in html and "HIDDEN TESTS" not in html
 
 
@@ -132,7 +134,7 @@ def test_lying_to_the_watcher_loses_the_points_and_is_flagged(observador):
     liar = observador["liar"]
     assert float(liar["score"]) < full and liar["status"] == "flagged", liar
     assert "observador" in liar["details"]
-    page = (observador["ws"] / "feedback" / "liar" / SOFTMAX / f"{SOFTMAX}.html").read_text(encoding="utf-8")
+    page = (Workspace(observador["ws"]).feedback("liar", SOFTMAX) / f"{SOFTMAX}.html").read_text(encoding="utf-8")
     assert "em revisão pelo professor" in page and "observador" not in page   # o motivo fica com o professor
 
 

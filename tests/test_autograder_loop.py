@@ -154,10 +154,12 @@ def test_moodle_participant_numbers_come_from_the_zip_and_the_roster_wins(tmp_pa
     ws = Workspace(tmp_path / "ws")
     record_identities(ws, subs)
     ids = identities(ws)
-    assert (ids["Ana-Souza"].participant, ids["Ana-Souza"].name) == ("1001", "Ana Souza")
-    (ws.root / "roster.csv").write_text("student_id,email,participant\nAna-Souza,ana@x.br,\n", encoding="utf-8")
+    # o id leva o número de participante (dois "Ana Souza" nunca viram um só aluno)
+    assert (ids["Ana-Souza_1001"].participant, ids["Ana-Souza_1001"].name) == ("1001", "Ana Souza")
+    (ws.root / "roster.csv").write_text("student_id,email,participant\nAna-Souza_1001,ana@x.br,\n",
+                                        encoding="utf-8")
     ids = identities(ws)
-    assert (ids["Ana-Souza"].email, ids["Ana-Souza"].participant) == ("ana@x.br", "1001")
+    assert (ids["Ana-Souza_1001"].email, ids["Ana-Souza_1001"].participant) == ("ana@x.br", "1001")
 
 
 def test_roster_without_student_id_says_what_it_expects(tmp_path):

@@ -449,18 +449,24 @@ def test_download_button_gives_the_page_source_and_notebook(reports, page):
     assert str(ROOT) not in outputs and "ipykernel_" not in outputs, f"{page}: caminho da máquina nas saídas"
 
 
+OPTIONAL_EXERCISES = {"12-kernel-triton": ["12-desafio-flashattention"]}
+
+
 @pytest.mark.parametrize("page,slug", chapters())
 def test_chapter_links_to_its_exercise_notebook(reports, site, page, slug):
     p = reports[page].probe
     want = f"{site}exercicios/{slug}.ipynb"
-    assert p["exercises"] == [want], f"{page}: link do exercício {p['exercises']}, esperado [{want}]"
+    # o cap. 12 liga também o desafio opcional, depois do caderno do capítulo
+    extra = [f"{site}exercicios/{x}.ipynb" for x in OPTIONAL_EXERCISES.get(slug, [])]
+    assert p["exercises"] == [want, *extra], f"{page}: link do exercício {p['exercises']}, esperado [{want}]"
     status, body = fetch(want)
     assert status == 200
     nb = nbformat.reads(body.decode("utf-8"), as_version=4)
     nbformat.validate(nb)
     assert body == (ROOT / "exercises" / slug / f"{slug}.ipynb").read_bytes()
     assert json.loads(body)["cells"], "caderno vazio"
-    assert len(p["colab"]) == 1 and p["colab"][0].endswith(f"/exercises/{slug}/{slug}.ipynb"), p["colab"]
+    assert len(p["colab"]) == 1 + len(extra) and p["colab"][0].endswith(f"/exercises/{slug}/{slug}.ipynb"), \
+        p["colab"]
 
 
 # --------------------------------------------------------------------------

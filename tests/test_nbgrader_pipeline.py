@@ -117,10 +117,12 @@ def test_built_book_has_no_solution_or_hidden_test():
     blob = "\n".join(p.read_text(encoding="utf-8", errors="replace")
                      for p in html.rglob("*") if p.is_file() and p.suffix in {".html", ".ipynb", ".md", ".txt", ".js"})
     assert "BEGIN HIDDEN TESTS" not in blob
-    # O código de referência do livro (atencao/kernels) é público de propósito: o desafio
-    # opcional do cap. 12 pede para reescrever de memória o kernel que o capítulo explica, e
-    # linhas idênticas às do pacote não são segredo. Qualquer outra linha da solução é.
-    public = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "atencao").rglob("*.py"))
+    # O código de referência do livro (atencao/) e os cadernos distribuídos (exercises/) são
+    # públicos de propósito: o desafio opcional do cap. 12 pede para reescrever de memória o
+    # kernel que o capítulo explica, e linhas idênticas às de lá não são segredo. Qualquer
+    # outra linha da solução é.
+    public = "\n".join([p.read_text(encoding="utf-8") for p in (ROOT / "atencao").rglob("*.py")]
+                       + [p.read_text(encoding="utf-8") for p in (ROOT / "exercises").rglob("*.ipynb")])
     for slug in SLUGS:
         leaks = [s for s in _secret_lines(slug) if s in blob and s not in public]
         assert not leaks, f"{slug}: o livro construído contém linhas secretas: {leaks[:3]}"
