@@ -156,8 +156,7 @@ COSTS_ONCE = [
     (cap04, "softmax", _SOFTMAX_SOMA_TUDO, "test_softmax", "test_pesos_de_atencao"),
     (cap09, "merge", cap09.ERRADO["merge"], "test_merge", "test_blocked_attention"),
     (cap12, "limite_chaves",  # esquece o bloco da diagonal: só as chaves < start_m
-     "@triton.jit\ndef limite_chaves(start_m, N, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):\n"
-     "    fim = N\n    if CAUSAL:\n        fim = tl.minimum(N, start_m)\n    return fim\n",
+     cap12.LIMITE.replace("tl.minimum(N, start_m + BLOCK_M)", "tl.minimum(N, start_m)"),
      "test_limite_chaves", "test_flash_kernel"),
 ]
 

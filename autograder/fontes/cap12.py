@@ -158,6 +158,22 @@ LIMITE = _c('''
             fim = tl.minimum(N, start_m + BLOCK_M)
         return fim
         ### END SOLUTION
+
+
+    # Pronto, não precisa mudar: lança um programa por bloco de consultas, cada um chama a sua
+    # limite_chaves e guarda o resultado. Os testes usam esta função (uma função @triton.jit
+    # só roda dentro de um kernel).
+    @triton.jit
+    def _sonda_limite(OUT, N, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
+        pid = tl.program_id(0)
+        tl.store(OUT + pid, limite_chaves(pid * BLOCK_M, N, BLOCK_M, CAUSAL))
+
+
+    def limites(N, BLOCK_M, causal):
+        """O fim do laço de chaves de cada bloco de consultas, segundo a sua limite_chaves."""
+        out = torch.full((triton.cdiv(N, BLOCK_M),), -1, dtype=torch.int32, device=DEV)
+        _sonda_limite[(out.numel(),)](out, N, BLOCK_M=BLOCK_M, CAUSAL=causal)
+        return out
 ''')
 
 FLASH_TOPO = '''
@@ -387,30 +403,21 @@ def build() -> Notebook:
     nb.tests(
         _c('''
             """limite_chaves: min(start_m + BLOCK_M, N) com máscara causal, N sem ela."""
-            @triton.jit
-            def _sonda_limite(OUT, N, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
-                pid = tl.program_id(0)
-                tl.store(OUT + pid, limite_chaves(pid * BLOCK_M, N, BLOCK_M, CAUSAL))
-
-
-            def limites(N, BLOCK_M, causal):
-                out = torch.full((triton.cdiv(N, BLOCK_M),), -1, dtype=torch.int32, device=DEV)
-                with tarefa("Tarefa 3"):
-                    _sonda_limite[(out.numel(),)](out, N, BLOCK_M=BLOCK_M, CAUSAL=causal)
-                return out
-
-
-            conferir("limite_chaves com N=50, BLOCK_M=16, causal", limites(50, 16, True),
+            with tarefa("Tarefa 3"):
+                _causal, _sem = limites(50, 16, True), limites(50, 16, False)
+            conferir("limite_chaves com N=50, BLOCK_M=16, causal", _causal,
                      torch.tensor([16, 32, 48, 50], dtype=torch.int32))
-            conferir("limite_chaves com N=50, BLOCK_M=16, sem máscara", limites(50, 16, False),
+            conferir("limite_chaves com N=50, BLOCK_M=16, sem máscara", _sem,
                      torch.tensor([50, 50, 50, 50], dtype=torch.int32))
             print("Tarefa 3: testes visíveis passaram.")
             ### BEGIN HIDDEN TESTS
             for (_N, _bm) in [(1, 16), (64, 16), (17, 32), (100, 32)]:
                 _nb = -(-_N // _bm)
-                conferir(f"limite_chaves com N={_N}, BLOCK_M={_bm}, causal", limites(_N, _bm, True),
+                with tarefa("Tarefa 3"):
+                    _causal, _sem = limites(_N, _bm, True), limites(_N, _bm, False)
+                conferir(f"limite_chaves com N={_N}, BLOCK_M={_bm}, causal", _causal,
                          torch.tensor([min((_i + 1) * _bm, _N) for _i in range(_nb)], dtype=torch.int32))
-                conferir(f"limite_chaves com N={_N}, BLOCK_M={_bm}, sem máscara", limites(_N, _bm, False),
+                conferir(f"limite_chaves com N={_N}, BLOCK_M={_bm}, sem máscara", _sem,
                          torch.full((_nb,), _N, dtype=torch.int32))
             ### END HIDDEN TESTS
         '''),
