@@ -161,6 +161,10 @@ COSTS_ONCE = [
 ]
 
 
+# As respostas erradas de propósito produzem NaN/inf no interpretador do Triton (é o erro
+# que o teste pega); o aviso do NumPy sobre isso não é um problema do curso.
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning",
+                            "ignore:divide by zero encountered:RuntimeWarning")
 @pytest.mark.parametrize("mod,sol,src,own,later", COSTS_ONCE, ids=[f"{m[1]}-{m[4]}-{i}" for i, m in enumerate(COSTS_ONCE)])
 def test_a_wrong_helper_costs_only_its_own_task(mod, sol, src, own, later):
     cs = mod.build().nb.cells
@@ -169,6 +173,10 @@ def test_a_wrong_helper_costs_only_its_own_task(mod, sol, src, own, later):
     assert res[later] is None, res[later]
 
 
+# As respostas erradas de propósito produzem NaN/inf no interpretador do Triton (é o erro
+# que o teste pega); o aviso do NumPy sobre isso não é um problema do curso.
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning",
+                            "ignore:divide by zero encountered:RuntimeWarning")
 @pytest.mark.parametrize("mod,sol,test,src", TYPICAL_MISTAKES, ids=[f"{m[1]}-{i}" for i, m in enumerate(TYPICAL_MISTAKES)])
 def test_typical_mistake_is_caught(mod, sol, test, src):
     cs = mod.build().nb.cells
