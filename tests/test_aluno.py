@@ -24,7 +24,7 @@ import subprocess
 import nbformat
 import pytest
 
-from venv_util import ROOT, bin_path, cached_venv, clean_env, errors, execute, run
+from venv_util import ROOT, bin_path, cached_venv, clean_env, errors, execute, run, stop
 
 REQUIREMENTS = ROOT / "requirements-aluno.txt"
 CHAPTER_DOWNLOAD = ROOT / "_build" / "html" / "_sources" / "book" / "parte1" / "04-softmax.ipynb"
@@ -161,12 +161,7 @@ def test_student_jupyterlab_of_the_full_env_hides_instructor_extensions(tmp_path
         assert any(e["name"] == "@jupyter/nbgrader" for e in config["federated_extensions"])
         assert get("/formgrader")[0] == 404   # a extensão de servidor do professor está desligada
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:   # o servidor fecha os kernels antes de sair
-            server.kill()
-            server.wait(timeout=60)
+        stop(server)
 
 
 def test_readme_clones_the_configured_repository():

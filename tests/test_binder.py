@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from venv_util import ROOT, bin_path, cached_venv, errors, execute, run
+from venv_util import ROOT, bin_path, cached_venv, errors, execute, run, stop
 
 pytestmark = pytest.mark.slow
 CHAPTER = "book/parte1/04-softmax.md"
@@ -108,9 +108,4 @@ def test_binder_link_opens_the_chapter_as_a_notebook_in_jupyterlab(binder, tmp_p
             assert tabs.first.inner_text() == CHAPTER.rsplit("/", 1)[1], tabs.all_inner_texts()
             browser.close()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:   # o servidor fecha os kernels antes de sair
-            server.kill()
-            server.wait(timeout=60)
+        stop(server)

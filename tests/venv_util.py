@@ -88,3 +88,13 @@ def errors(nb) -> list[str]:
     return [f"{o.ename}: {o.evalue}" for c in nb.cells if c.cell_type == "code"
             and "raises-exception" not in c.metadata.get("tags", [])
             for o in c.get("outputs", []) if o.output_type == "error"]
+
+
+def stop(server) -> None:
+    """Encerra um servidor Jupyter iniciado por um teste (ele fecha os kernels antes de sair)."""
+    server.terminate()
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=60)
