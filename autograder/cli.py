@@ -113,7 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     workspace_args(g)
     assignment_args(g, "corrige")
     g.add_argument("--jobs", "-j", type=_positive(int), default=1, metavar="N",
-                   help="alunos corrigidos ao mesmo tempo (padrão: 1)")
+                   help="notebooks corrigidos ao mesmo tempo nesta máquina: processos do Dask, "
+                        "de uma thread cada (padrão: 1)")
+    g.add_argument("--scheduler", default=None, metavar="ENDEREÇO",
+                   help="corrige num cluster Dask que já existe (p.ex. tcp://10.0.0.5:8786) em vez "
+                        "de nesta máquina; --jobs deixa de valer (o cluster decide). Ver README, "
+                        "\"Corrigir num cluster\"")
     g.add_argument("--tempo-celula", type=_positive(float), default=None, metavar="S",
                    help="limite por célula, em segundos (padrão: c.Execute.timeout do "
                         "nbgrader_config.py do repositório, ou 30)")
@@ -328,7 +333,7 @@ def _cmd_grade(args) -> int:
         limits=Limits(memory_mib=args.memoria, nproc=args.processos, disk_mib=args.disco),
         use_sandbox=not args.sem_sandbox,
         pattern=args.padrao, tz=args.fuso, deadlines=args.prazo, redo=args.refazer,
-        tty=False if args.sem_barra else None)
+        tty=False if args.sem_barra else None, scheduler=args.scheduler)
     try:
         from .exports import CsvFormat, read_roster
         if args.roster is not None:           # erros da lista e do separador antes de corrigir

@@ -176,8 +176,11 @@ def run_prefix(root: Path) -> str:
 
 
 class Workspace:
-    def __init__(self, root: Path, solutions: Path | None = None):
+    def __init__(self, root: Path, solutions: Path | None = None, prefix: str | None = None):
+        """`prefix`: o das pastas de kernel; um trabalhador do Dask usa o do workspace do
+        professor (tasks.py), para que a limpeza de uma correção interrompida as ache."""
         self.root = Path(root).resolve()
+        self.prefix = prefix or run_prefix(self.root)
         self.solutions = Path(solutions).resolve() if solutions else REPO / "solutions"
         self.state = self.root / ".autograder"
         self.db_path = self.root / "gradebook.db"
@@ -207,7 +210,7 @@ class Workspace:
         """Pasta nova e curta para um kernel (sockets Unix: caminho < 108 bytes)."""
         import tempfile
 
-        return Path(tempfile.mkdtemp(prefix=run_prefix(self.root), dir=temp_base()))
+        return Path(tempfile.mkdtemp(prefix=self.prefix, dir=temp_base()))
 
     @property
     def kernels_dir(self) -> Path:

@@ -112,3 +112,42 @@ def merge_results(ws: Workspace, results: Iterable[JobResult]) -> None:
                     g.auto_score = q.score
                     g.needs_manual_grade = g.manual_score is not None or q.score is None
         gb.db.commit()
+
+
+# Tabelas com dados de alunos; a semente fica só com curso, tarefas, notebooks e células.
+_STUDENT_TABLES = ("grade", "comment", "submitted_notebook", "submitted_assignment", "student")
+
+
+def seed_bytes(ws: Workspace) -> bytes:
+    """O gradebook sem nenhum aluno: as tarefas, os notebooks e as células (com o texto
+    dos testes ocultos, que o OverwriteCells do nbgrader devolve na correção).
+
+    É o que um trabalhador do Dask precisa para rodar os pré-processadores do nbgrader
+    num gradebook só dele, sem acesso ao do professor (tasks.py)."""
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    src = sqlite3.connect(f"file:{ws.db_path}?mode=ro", uri=True)
+    with tempfile.TemporaryDirectory() as t:
+        path = Path(t) / "semente.db"
+        dst = sqlite3.connect(path)
+        try:
+            src.backup(dst)
+            for table in _STUDENT_TABLES:
+                dst.execute(f'DELETE FROM "{table}"')
+            dst.commit()
+            dst.execute("VACUUM")
+        finally:
+            dst.close()
+            src.close()
+        return path.read_bytes()
+
+
+def write_seed(data: bytes, path) -> str:
+    """Grava a semente em `path` (o gradebook local de um trabalhador); devolve a URL do sqlite."""
+    from pathlib import Path
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return f"sqlite:///{path}"

@@ -1,22 +1,21 @@
-"""Correção de uma entrega (um aluno, uma tarefa): o laço principal.
+"""Correção de um notebook de uma entrega (uma tarefa do Dask, ver tasks.py).
 
-Para cada notebook esperado da tarefa:
-
-1. lê os bytes de `submitted/`: ausente -> `missing`; não UTF-8, JSON
+1. os bytes entregues (`tasks.GradeTask.raw`): ausente -> `missing`; não UTF-8, JSON
    quebrado ou fora do formato -> `invalid-notebook` (nota 0, nada executa);
 2. `integrity.restore_locked_cells` (contra a versão distribuída);
-3. pré-processadores do nbgrader sobre um *shard* do gradebook (cópia só deste
-   processo: o sqlite não aguenta vários nbgrader escrevendo): ClearOutput,
+3. pré-processadores do nbgrader sobre o gradebook local do trabalhador (a
+   semente de gradebook.seed_bytes: as células e os testes ocultos, nenhum aluno): ClearOutput,
    DeduplicateIds, OverwriteKernelspec, OverwriteCells (devolve os testes
    ocultos a partir do gradebook), CheckCellMetadata;
 4. `executor.execute_notebook` em dois kernels da sandbox (o do aluno e o do
    corretor, que roda os testes; ver executor.py);
 5. LimitOutput e SaveAutoGrades do nbgrader (a regra de nota do nbgrader:
    erro numa célula de teste = 0; as saídas dos testes vêm do kernel do
-   corretor), e as notas lidas do shard;
-6. grava `autograded/<aluno>/<tarefa>/<nb>.ipynb` e devolve um `JobResult`
-   (results.py) que o chamador grava em `.autograder/resultados/` (a base da
-   retomada). Um kernel que não inicia deixa o notebook `crashed`, com o motivo.
+   corretor), e as notas lidas do gradebook local;
+6. devolve o `NotebookResult` (results.py) e o notebook executado; quem
+   planeja (runner.py) grava `autograded/<aluno>/<tarefa>/<nb>.ipynb`, junta os
+   notebooks da entrega num `JobResult` e o grava em `.autograder/resultados/`
+   (a base da retomada).
 """
 
 from __future__ import annotations
@@ -32,9 +31,9 @@ import nbformat
 
 from . import integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
-from .executor import (ExecSettings, KernelStartError, SandboxKernel, execute_notebook, harness_code,
+from .executor import (ExecSettings, SandboxKernel, execute_notebook, harness_code,
                        student_stub_code)
-from .results import JobResult, NotebookResult, QuestionResult, Status, worst
+from .results import NotebookResult, QuestionResult, Status, worst
 
 
 def load_notebook(raw: bytes):
@@ -166,14 +165,6 @@ def warm_modules(release_nb, unsafe: bool = False) -> list[str]:
     return [m for m in dict.fromkeys(safe) if m.split(".")[0] in WARM_ALLOWED]
 
 
-def load_files(ws: Workspace, student: str, a: str) -> dict[str, bytes]:
-    sdir = ws.submitted(student, a)
-    if not sdir.is_dir():
-        return {}
-    return {str(p.relative_to(sdir)): p.read_bytes() for p in sorted(sdir.rglob("*"))
-            if p.is_file() and p.name != "timestamp.txt"}
-
-
 def prepare_run_dir(ws: Workspace, a: str, files: dict[str, bytes], run_dir: Path | None = None) -> Path:
     """Pasta do kernel: arquivos do aluno (menos notebooks) e, por cima, os da versão distribuída."""
     run_dir = run_dir or ws.run_dir()
@@ -253,28 +244,41 @@ class KernelPool:
         for d in fut.run_dirs:
             shutil.rmtree(d, ignore_errors=True)
 
+    async def execute(self, info: AssignmentInfo, name: str, files: dict[str, bytes], nb):
+        """Roda `nb` num par de kernels (aluno, corretor) e os encerra; KernelStartError se não iniciam."""
+        key = (info.name, name)
+        student_k, harness_k = await self.take(key, info, name, files)
+        try:
+            return await execute_notebook(nb, student_k, harness_k, self.settings)
+        finally:
+            for k in (student_k, harness_k):
+                shutil.rmtree(k.run_dir, ignore_errors=True)
+
     async def close(self) -> None:
         for key in list(self.warm):
             await self.discard(key)
 
 
-async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name: str, raw: bytes | None,
-                         files: dict[str, bytes], shard_url: str, timestamp: datetime | None,
-                         settings: ExecSettings, pool: KernelPool) -> NotebookResult:
-    a = info.name
+async def grade_notebook(ws: Workspace, info: AssignmentInfo, task, shard_url: str,
+                         settings: ExecSettings, pool: "KernelPool"):
+    """Corrige um notebook (`tasks.GradeTask`); devolve (NotebookResult, notebook executado ou None).
+
+    `ws` é a pasta local de quem corrige (release/, kernels); nada é lido da pasta do
+    professor nem escrito nela: quem planeja grava o resultado e o notebook."""
+    a, name, student = info.name, task.notebook, task.student
     res = NotebookResult(notebook=name, questions=_zero_questions(info, name))
-    out_dir = ws.autograded(student, a)
-    out_nb = out_dir / f"{name}.ipynb"
-    out_nb.unlink(missing_ok=True)
+    raw = task.raw
+    if task.note:
+        (res.notes if raw is not None else res.details).append(task.note)
     if raw is None:
         res.status = Status.MISSING
-        res.details.append(f"{name}.ipynb não foi entregue")
-        return res
+        res.details.insert(0, f"{name}.ipynb não foi entregue")
+        return res, None
     nb, err = load_notebook(raw)
     if nb is None:
         res.status = Status.INVALID
-        res.details.append(f"{name}.ipynb: {err}")
-        return res
+        res.details.insert(0, f"{name}.ipynb: {err}")
+        return res, None
 
     nb, issues = integrity.restore_locked_cells(nb, info.release[name])
     for it in issues:
@@ -286,6 +290,7 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name
                                         LimitOutput, OverwriteCells, OverwriteKernelspec,
                                         SaveAutoGrades)
     config = nbgrader_config(ws.root, shard_url)
+    timestamp = datetime.fromisoformat(task.timestamp) if task.timestamp else None
     with Gradebook(shard_url) as gb:
         gb.update_or_create_student(student)
         ts = timestamp.astimezone(timezone.utc).replace(tzinfo=None) if timestamp else None
@@ -295,17 +300,7 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name
     nb, resources = _run_nbgrader([ClearOutput, DeduplicateIds, OverwriteKernelspec,
                                    OverwriteCells, CheckCellMetadata], nb, resources, config)
 
-    try:
-        student_k, harness_k = await pool.take((student, a, name), info, name, files)
-    except KernelStartError as e:
-        res.status = Status.CRASHED
-        res.details.append(f"o kernel não iniciou: {str(e).splitlines()[0][:300]}")
-        return res
-    try:
-        outcome = await execute_notebook(nb, student_k, harness_k, settings)
-    finally:
-        for k in (student_k, harness_k):
-            shutil.rmtree(k.run_dir, ignore_errors=True)
+    outcome = await pool.execute(info, name, task.files, nb)
     res.seconds = round(outcome.seconds, 3)
     res.details += outcome.details
     res.flags += outcome.flags
@@ -328,37 +323,4 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, student: str, name
     if res.flags:
         statuses.append(Status.FLAGGED)
     res.status = worst(statuses)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, out_nb)
-    return res
-
-
-def tasks_of(info: AssignmentInfo, job: dict) -> list[tuple]:
-    return [(job["student"], info.name, n) for n in info.notebooks]
-
-
-async def grade_job(ws: Workspace, info: AssignmentInfo, job: dict, shard_url: str,
-                    settings: ExecSettings, pool: KernelPool, upcoming=None) -> JobResult:
-    """job: {student, assignment, key, timestamp}. Lê os arquivos de submitted/.
-
-    upcoming(): a próxima tarefa (chave, info, notebook, arquivos) a pré-aquecer, ou None."""
-    student, a = job["student"], info.name
-    files = load_files(ws, student, a)
-    ts = datetime.fromisoformat(job["timestamp"]) if job.get("timestamp") else None
-    result = JobResult(student=student, assignment=a, key=job["key"], timestamp=job.get("timestamp"))
-    for i, name in enumerate(info.notebooks):
-        raw, note = pick_notebook(files, name, info.notebooks)
-        nxt = ((student, a, info.notebooks[i + 1]), info, info.notebooks[i + 1], files) \
-            if i + 1 < len(info.notebooks) else (upcoming() if upcoming else None)
-        if nxt is not None:
-            pool.prefetch(*nxt)
-        try:
-            r = await grade_notebook(ws, info, student, name, raw, files, shard_url, ts, settings, pool)
-        finally:
-            await pool.discard((student, a, name))     # não precisou de kernel (ausente, inválido)
-        if note:
-            (r.notes if raw is not None else r.details).append(note)
-        result.notebooks.append(r)
-    result.collection_notes = list(job.get("notes", []))     # o que a coleta observou (issue 13)
-    result.participant = job.get("participant")               # número de participante do Moodle
-    return result.finish()
+    return res, nb

@@ -1,44 +1,56 @@
-"""Corrige uma turma: coleta, agenda entre processos, retoma, junta no gradebook.
+"""Corrige uma turma: coleta, planeja, manda as tarefas ao Dask, grava o que volta.
 
 - Cada entrega (aluno, tarefa) tem uma chave: hash dos bytes entregues, do
   horário de entrega, da fonte da tarefa, dos limites e da versão do
   corretor. Se `.autograder/resultados/<tarefa>/<aluno>.json` já tem a mesma
   chave, a entrega não é corrigida de novo: uma correção interrompida
-  (Ctrl-C, queda de energia) continua de onde parou, e corrigir duas vezes dá
-  o mesmo CSV.
-- `--jobs N` abre N processos `autograder.worker`, cada um com seu shard do
-  gradebook; no fim o pai (um só escritor) junta os resultados no
-  `gradebook.db` com a API do nbgrader, sem apagar notas manuais.
-- O pai vigia cada entrega com um relógio externo (limite do notebook + folga):
-  se um processo travar, ele é morto (os kernels morrem junto: bwrap
-  --die-with-parent) e a entrega fica como `timeout`.
+  (Ctrl-C, queda de energia, um cluster que sumiu) continua de onde parou, e
+  corrigir duas vezes dá o mesmo CSV.
+- Cada notebook de uma entrega é uma tarefa do Dask (tasks.py): os bytes vão,
+  um `NotebookResult` e o notebook executado voltam; quem corrige não vê
+  nenhum arquivo deste workspace. Por padrão, um `LocalCluster` de `--jobs`
+  processos de uma thread nesta máquina, aberto e fechado pelo comando; com
+  `--scheduler ENDEREÇO`, um cluster Dask que já existe.
+- Este processo é o único que escreve: grava cada resultado e o notebook
+  corrigido assim que chegam, e leva as notas ao `gradebook.db` com a API do
+  nbgrader a cada lote e no fim, sem apagar notas manuais.
+- Falhas: um trabalhador que morre faz o Dask repetir a tarefa em outro (no
+  máximo `MAX_TRIES` tentativas); depois disso, e para um erro do próprio
+  corretor, a linha fica `crashed` com o motivo (e sem chave: a próxima
+  correção tenta de novo). O limite de tempo de cada notebook vale dentro da
+  tarefa (executor.py e tasks.task_limit).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import queue
+import logging
 import shutil
-import signal
-import subprocess
 import sys
-import threading
 import time
+import uuid
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from datetime import timezone
 from pathlib import Path
 
 from . import sandbox
-from .course import REPO, Workspace
-from .executor import ExecSettings
+from .course import Workspace
 from .deadlines import update_deadlines
-from .gradebook import merge_results
-from .pipes import LineReader
+from .executor import ExecSettings
+from .gradebook import merge_results, seed_bytes
+from .job import pick_notebook
 from .progress import Progress
-from .results import VERSION, JobResult, NotebookResult, QuestionResult, Status
-from .submissions import collect
+from .results import VERSION, JobResult
 from .store import read_result, write_result
+from .submissions import collect
+from .tasks import Course, GradeTask, TaskOutput, crashed_output
+
+# tentativas de uma tarefa cujo trabalhador morre (o Dask a repete em outro trabalhador)
+MAX_TRIES = 2
+# de quanto em quanto tempo as notas que chegaram vão para o gradebook.db
+MERGE_EVERY_S = 20.0
 
 
 class GradeError(Exception):
@@ -58,6 +70,7 @@ class GradeOptions:
     deadlines: list[str] = field(default_factory=list)
     redo: bool = False
     tty: bool | None = None
+    scheduler: str | None = None        # endereço de um cluster Dask; None: LocalCluster de `jobs`
 
 
 @dataclass
@@ -102,93 +115,6 @@ def _mirror(dest: Path, files: dict[str, bytes], timestamp_utc: str | None) -> N
         p.write_bytes(data)
 
 
-def prebuild_matplotlib_cache(ws: Workspace) -> None:
-    """Cache de fontes do matplotlib, feito uma vez e copiado para cada kernel
-    (sem ele cada kernel que importa pyplot gasta ~1 s varrendo fontes)."""
-    d = ws.state / "mplcache"
-    if d.is_dir():
-        return
-    tmp = ws.state / "mplcache.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    env = {**os.environ, "MPLCONFIGDIR": str(tmp), "MPLBACKEND": "Agg"}
-    r = subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env,
-                       capture_output=True, timeout=120)
-    if r.returncode == 0:
-        os.replace(tmp, d)
-    else:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-class _Worker:
-    def __init__(self, k: int, args: dict, log: Path):
-        self.k = k
-        self.args = args
-        self.log_path = log
-        self.proc: subprocess.Popen | None = None
-
-    def start(self):
-        self.log = open(self.log_path, "ab")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "autograder.worker", json.dumps(self.args)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env,
-            start_new_session=True)
-        self.reader = LineReader(self.proc.stdout.fileno())
-
-    def send(self, job: dict):
-        self.proc.stdin.write((json.dumps(job) + "\n").encode())
-        self.proc.stdin.flush()
-
-    def recv(self, timeout: float) -> dict | None:
-        """Resposta, ou None se o tempo acabou; levanta EOFError se o processo morreu."""
-        line = self.reader.readline(timeout)
-        if line is None:
-            return None
-        if not line:
-            raise EOFError
-        return json.loads(line)
-
-    def kill(self):
-        if self.proc and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
-        if self.proc:
-            for f in (self.proc.stdin, self.proc.stdout):
-                try:
-                    f.close()
-                except Exception:  # noqa: BLE001
-                    pass
-        try:
-            self.log.close()
-        except Exception:  # noqa: BLE001
-            pass
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            try:
-                self.proc.stdin.close()
-                self.proc.wait(timeout=30)
-            except Exception:  # noqa: BLE001
-                self.kill()
-        self.kill()
-
-
-def _watchdog_result(job: dict, info_cells: dict, limit: float) -> JobResult:
-    """Entrega cujo processo travou: `timeout`, nota zero, com o motivo no primeiro notebook."""
-    msg = f"a correção passou de {limit:.0f} s e o processo foi encerrado pelo corretor"
-    nbs = [NotebookResult(n, Status.TIMEOUT, details=[msg] if i == 0 else [],
-                          questions=[QuestionResult.zero(c) for c in cells], seconds=limit)
-           for i, (n, cells) in enumerate(info_cells.items())]
-    return JobResult(job["student"], job["assignment"], job["key"], job.get("timestamp"), nbs,
-                     participant=job.get("participant"),
-                     collection_notes=list(job.get("notes", []))).finish()
-
-
 def notebook_names(ws: Workspace, assignment: str) -> list[str]:
     """Os notebooks de uma tarefa, lidos da fonte (sem gerar a versão do aluno)."""
     return sorted(p.stem for p in (ws.solutions / assignment).glob("*.ipynb"))
@@ -206,20 +132,6 @@ def assigned_set(given: list[str], due: dict, available: list[str]) -> list[str]
                              f"(corrija com `python -m autograder deadlines --workspace ... --remover TAREFA`)")
         return sorted(due)
     return None
-
-
-def _failed_result(job: dict, info_cells: dict, error: str) -> JobResult:
-    """Linha `crashed` (nota 0, com o motivo) para uma entrega que o corretor não conseguiu corrigir;
-    a chave fica vazia, então a próxima correção tenta de novo."""
-    lines = [x for x in error.strip().splitlines() if x.strip()]
-    first = (lines[-1] if lines[0].startswith("Traceback") else lines[0]) if lines else "erro do corretor"
-    why = f"não foi possível corrigir: {first[:300]}"
-    r = _watchdog_result(job, info_cells, 0.0)
-    r.key = ""
-    for i, nb in enumerate(r.notebooks):
-        nb.status = Status.CRASHED
-        nb.details = [why] if i == 0 else []
-    return r.finish()
 
 
 def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
@@ -276,9 +188,6 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
 
     say(f"preparando {len(assignments)} tarefa(s) no workspace {ws.root} ...")
     infos = ws.prepare(assignments)
-    prebuild_matplotlib_cache(ws)
-    cfg = sandbox.SandboxConfig(enabled=opts.use_sandbox, limits=opts.limits, python=sys.executable)
-    sandbox.write_kernel_spec(cfg, ws.kernels_dir)
     by_key = {(s.student, s.assignment): s for s in subs}
     students = sorted({s.student for s in subs})
     if not students:
@@ -286,22 +195,22 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
 
     fingerprint = json.dumps({"settings": asdict(opts.settings), "limits": asdict(opts.limits),
                               "sandbox": opts.use_sandbox}, sort_keys=True)
-    jobs, todo = [], []
+    jobs: list[Job] = []
+    todo: list[Job] = []
     for s in students:
         for a in assignments:
             sub = by_key.get((s, a))
             files = sub.files if sub else {}
             ts = sub.timestamp.isoformat() if sub and sub.timestamp else None
-            ts_utc = (sub.timestamp.astimezone(__import__("datetime").timezone.utc)
-                      .strftime("%Y-%m-%d %H:%M:%S.%f UTC") if sub and sub.timestamp else None)
+            ts_utc = (sub.timestamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+                      if sub and sub.timestamp else None)
             _mirror(ws.submitted(s, a), files, ts_utc)
-            job = {"student": s, "assignment": a, "timestamp": ts,
-                   "key": job_key(files, ts, infos[a].source_hash, fingerprint),
-                   # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
-                   "notes": list(sub.notes) if sub else [], "participant": sub.participant if sub else None}
+            job = Job(s, a, job_key(files, ts, infos[a].source_hash, fingerprint), ts, files,
+                      # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
+                      notes=list(sub.notes) if sub else [], participant=sub.participant if sub else None)
             jobs.append(job)
             old = None if opts.redo else read_result(ws.result_path(s, a))
-            if old is None or old.key != job["key"]:
+            if old is None or old.key != job.key:
                 todo.append(job)
     summary.students, summary.jobs = len(students), len(jobs)
     summary.skipped = len(jobs) - len(todo)
@@ -310,149 +219,227 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
             "não serão corrigidas de novo")
 
     if todo:
-        _run_workers(ws, opts, infos, todo, students, summary, cfg)
-    merge_results(ws, [r for j in jobs
-                       if (r := read_result(ws.result_path(j["student"], j["assignment"]))) is not None])
+        _grade_on_dask(ws, opts, infos, todo, students, summary)
+    merge_results(ws, [r for j in jobs if (r := read_result(ws.result_path(j.student, j.assignment))) is not None])
     summary.seconds = time.monotonic() - t0
     return summary
 
 
-def _run_workers(ws, opts, infos, todo, students, summary, cfg):
+@dataclass
+class Job:
+    """Uma entrega (aluno, tarefa) a corrigir, como o planejador a vê."""
+
+    student: str
+    assignment: str
+    key: str
+    timestamp: str | None
+    files: dict[str, bytes]
+    notes: list[str] = field(default_factory=list)
+    participant: str | None = None
+
+
+def _release_files(ws: Workspace, a: str) -> dict[str, bytes]:
+    root = ws.release(a)
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".ipynb_checkpoints" not in p.parts}
+
+
+def build_tasks(infos, todo: list[Job]) -> list[GradeTask]:
+    """Uma tarefa por notebook esperado de cada entrega, em ordem de (tarefa, notebook, aluno):
+    um trabalhador pega notebooks iguais em seguida e reaproveita os kernels pré-aquecidos."""
+    out = []
+    for job in todo:
+        info = infos[job.assignment]
+        extra = {k: v for k, v in job.files.items() if not k.endswith(".ipynb")}
+        for name in info.notebooks:
+            raw, note = pick_notebook(job.files, name, info.notebooks)
+            out.append(GradeTask(job.student, job.assignment, name, raw, extra, job.timestamp, note))
+    return sorted(out, key=lambda t: (t.assignment, t.notebook, t.student))
+
+
+class ClusterLost(GradeError):
+    """O cluster Dask parou de responder no meio da correção."""
+
+
+@contextmanager
+def dask_client(opts: GradeOptions):
+    """Um `distributed.Client`: do cluster em `opts.scheduler` ou de um LocalCluster de
+    `opts.jobs` processos de uma thread, fechado (com os kernels) na saída."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    # o Dask escreve no stderr (reconexões, avisos de trabalhadores): o professor vê as mensagens daqui
+    for name in ["distributed", "tornado", "bokeh", *logging.root.manager.loggerDict]:
+        if name.split(".")[0] in ("distributed", "tornado", "bokeh"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    config = {
+        # o trabalhador que morre leva a tarefa junto; depois de MAX_TRIES mortes, KilledWorker
+        "distributed.scheduler.allowed-failures": MAX_TRIES - 1,
+        # os limites de memória são os da caixa de cada kernel (sandbox.py), não os do Dask
+        "distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
+        "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": False,
+        "distributed.admin.tick.limit": "1h",
+        "distributed.scheduler.work-stealing": True,
+    }
+    with dask.config.set(config):
+        if opts.scheduler:
+            try:
+                client = Client(opts.scheduler, timeout="20s", set_as_default=False)
+            except (OSError, TimeoutError) as e:
+                raise GradeError(f"não foi possível conectar ao agendador Dask em {opts.scheduler}: {e}. "
+                                 "Confira o endereço (tcp://máquina:8786) e se o `dask scheduler` "
+                                 "está rodando") from None
+            try:
+                client.wait_for_workers(1, timeout=120)
+            except (OSError, TimeoutError):
+                client.close()
+                raise GradeError(f"o cluster Dask em {opts.scheduler} não tem nenhum trabalhador "
+                                 "(esperei 2 min); inicie `dask worker` nas máquinas que corrigem") from None
+            try:
+                yield client
+            finally:
+                client.close()
+            return
+        cluster = LocalCluster(n_workers=opts.jobs, threads_per_worker=1, processes=True,
+                               memory_limit=0, dashboard_address=None, host="127.0.0.1",
+                               silence_logs=logging.CRITICAL)
+        try:
+            with Client(cluster, set_as_default=False) as client:
+                yield client
+        finally:
+            cluster.close()
+
+
+def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], students, summary) -> None:
+    from distributed import as_completed
+    from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
+
+    from . import tasks as worker_side
+
+    course = Course(prefix=ws.prefix, release={a: _release_files(ws, a) for a in infos},
+                    source_hashes={a: i.source_hash for a, i in infos.items()}, seed_db=seed_bytes(ws),
+                    settings=opts.settings, limits=opts.limits, use_sandbox=opts.use_sandbox)
+    task_list = build_tasks(infos, todo)
+    by_job = {(j.student, j.assignment): j for j in todo}
+    waiting: dict[tuple, dict[str, TaskOutput]] = {k: {} for k in by_job}
+    failed: dict[tuple, list[str]] = {}
     pending_per_student: dict[str, int] = {}
     for j in todo:
-        pending_per_student[j["student"]] = pending_per_student.get(j["student"], 0) + 1
-    n = max(1, min(opts.jobs, len(todo)))
-    shards = ws.state / "shards"
-    shutil.rmtree(shards, ignore_errors=True)
-    shards.mkdir(parents=True)
+        pending_per_student[j.student] = pending_per_student.get(j.student, 0) + 1
     logs = ws.state / "logs"
-    logs.mkdir(exist_ok=True)
-    base_args = {"workspace": str(ws.root), "solutions": str(ws.solutions),
-                 "sources": {a: i.source_hash for a, i in infos.items()},
-                 "settings": asdict(opts.settings),
-                 "sandbox": cfg.to_json() if opts.use_sandbox else None}
-    jobs_q: queue.Queue = queue.Queue()
-    for j in todo:
-        jobs_q.put(j)
-    done_q: queue.Queue = queue.Queue()
-    stop = threading.Event()
-    workers: list[_Worker] = []
+    logs.mkdir(parents=True, exist_ok=True)
+    unmerged: list[JobResult] = []
+    last_merge = time.monotonic()
+    bar = Progress(len(students), len(todo), already=len(students) - len(pending_per_student), tty=opts.tty)
 
-    attempts: dict[tuple, int] = {}
+    def record(out: TaskOutput, failure: str | None = None) -> None:
+        nonlocal last_merge
+        key = (out.student, out.assignment)
+        job = by_job[key]
+        nb_path = ws.autograded(out.student, out.assignment) / f"{out.notebook}.ipynb"
+        if out.autograded is not None:
+            nb_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = nb_path.with_suffix(".tmp")
+            tmp.write_bytes(out.autograded)
+            tmp.replace(nb_path)
+        else:
+            nb_path.unlink(missing_ok=True)
+        got = waiting[key]
+        got[out.notebook] = out
+        if failure:
+            failed.setdefault(key, []).append(failure)
+        info = infos[job.assignment]
+        if not all(n in got for n in info.notebooks):
+            return
+        failures = failed.pop(key, [])
+        result = JobResult(job.student, job.assignment, "" if failures else job.key, job.timestamp,
+                           [got[n].result for n in info.notebooks], participant=job.participant,
+                           collection_notes=list(job.notes)).finish()
+        write_result(ws.result_path(job.student, job.assignment), result)
+        del waiting[key]
+        unmerged.append(result)
+        if failures:
+            summary.failures.append(f"{job.student}/{job.assignment}: {failures[0]}")
+            with (logs / "falhas.log").open("a", encoding="utf-8") as f:
+                f.write(f"--- {job.student}/{job.assignment}\n" + "\n".join(failures) + "\n")
+        else:
+            summary.graded += 1
+        pending_per_student[job.student] -= 1
+        bar.update(1, 1 if pending_per_student[job.student] == 0 else 0)
+        if time.monotonic() - last_merge > MERGE_EVERY_S:
+            merge_results(ws, unmerged)
+            unmerged.clear()
+            last_merge = time.monotonic()
 
-    def serve(k: int):
-        """Um processo de correção: até 2 entregas enviadas (a 2ª é pré-aquecida)."""
-        shard = shards / f"shard-{k}.db"
-        shutil.copy(ws.db_path, shard)
-        w = _Worker(k, {**base_args, "shard": str(shard)}, logs / f"worker-{k}.log")
-        workers.append(w)
-        w.start()
-        inflight: list[dict] = []
-
-        def refill():
-            while len(inflight) < 2 and not stop.is_set():
-                try:
-                    job = jobs_q.get_nowait()
-                except queue.Empty:
-                    return
-                w.send(job)
-                inflight.append(job)
-
-        def failed(job, error):
-            key = (job["student"], job["assignment"])
-            attempts[key] = attempts.get(key, 0) + 1
-            if attempts[key] < 2:
-                jobs_q.put(job)                 # mais uma chance, num processo novo
-            else:
-                # [coleta] issue 13: um kernel que não inicia nunca tira o aluno do grades.csv
-                write_result(ws.result_path(job["student"], job["assignment"]),
-                             _failed_result(job, infos[job["assignment"]].cells, error))
-                done_q.put({"ok": False, "student": job["student"], "assignment": job["assignment"],
-                            "error": error})
-
-        def restart(requeue):
-            w.kill()
-            for j in requeue:
-                jobs_q.put(j)
-            inflight.clear()
-            if not stop.is_set():
-                w.start()
-
-        try:
-            refill()
-            while inflight and not stop.is_set():
-                job = inflight[0]
-                info = infos[job["assignment"]]
-                limit = (opts.settings.notebook_timeout + 2 * opts.settings.startup_timeout + 60) \
-                    * max(1, len(info.notebooks))
-                try:
-                    reply = w.recv(limit)
-                except (EOFError, OSError, ValueError):
-                    if stop.is_set():
-                        return
-                    restart(inflight[1:])
-                    failed(job, f"o processo de correção {k} morreu (veja {w.log_path})")
-                    refill()
-                    continue
-                if reply is None:            # relógio externo: processo travado
-                    if stop.is_set():
-                        return
-                    write_result(ws.result_path(job["student"], job["assignment"]),
-                                 _watchdog_result(job, info.cells, limit))
-                    restart(inflight[1:])
-                    done_q.put({"ok": True, "student": job["student"], "assignment": job["assignment"],
-                                "status": str(Status.TIMEOUT)})
-                    refill()
-                    continue
-                inflight.pop(0)
-                if reply.get("ok") or reply.get("infra"):
-                    if not reply.get("ok"):     # [coleta] issue 13: kernel não iniciou -> linha crashed
-                        write_result(ws.result_path(job["student"], job["assignment"]),
-                                     _failed_result(job, info.cells, reply.get("error", "")))
-                    done_q.put(reply)
-                else:
-                    failed(job, reply.get("error", ""))
-                refill()
-        except (BrokenPipeError, OSError):
-            if not stop.is_set():
-                raise
-        finally:
-            w.stop()
-
-    threads = [threading.Thread(target=serve, args=(k,), daemon=True) for k in range(n)]
-    already = len(students) - len(pending_per_student)
-    bar = Progress(len(students), len(todo), already=already, tty=opts.tty)
-    say(f"corrigindo {len(todo)} notebook(s) de {len(pending_per_student)} aluno(s) "
-        f"com {n} processo(s) em paralelo{'' if opts.use_sandbox else ' (sem sandbox)'}")
-    bar.render(force=True)
-    for t in threads:
-        t.start()
-    finished = 0
+    where = opts.scheduler or f"{opts.jobs} processo(s) nesta máquina"
+    say(f"corrigindo {len(task_list)} notebook(s) de {len(pending_per_student)} aluno(s) "
+        f"com o Dask ({where}){'' if opts.use_sandbox else ' (sem sandbox)'}")
+    done = 0
     try:
-        while finished < len(todo):
+        with dask_client(opts) as client:
+            course_f = client.scatter(course, broadcast=True, hash=False)
+            futures = {}
+            queue = list(reversed(task_list))
+            ac = None
+
+            def window() -> int:
+                threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+                return max(4, 3 * threads)
+
+            def top_up():
+                room = window() - len(futures)
+                while queue and room > 0:
+                    t = queue.pop()
+                    f = client.submit(worker_side.grade, course_f, t, pure=False, retries=MAX_TRIES - 1,
+                                      key=f"corrigir-{t.assignment}-{t.notebook}-{t.student}-{uuid.uuid4().hex[:8]}")
+                    futures[f] = t
+                    if ac is not None:
+                        ac.add(f)
+                    room -= 1
+
+            top_up()
+            ac = as_completed(list(futures), loop=client.loop)
+            bar.render(force=True)
             try:
-                reply = done_q.get(timeout=0.5)
-            except queue.Empty:
-                if not any(t.is_alive() for t in threads) and done_q.empty():
-                    break
-                continue
-            finished += 1
-            st = reply["student"]
-            pending_per_student[st] -= 1
-            if reply.get("ok"):
-                summary.graded += 1
-            else:
-                err = reply.get("error", "").strip().splitlines()
-                summary.failures.append(f"{st}/{reply['assignment']}: {err[-1] if err else 'erro'}")
-                (ws.state / "logs" / "falhas.log").open("a", encoding="utf-8").write(
-                    f"--- {st}/{reply['assignment']}\n{reply.get('error', '')}\n")
-            bar.update(1, 1 if pending_per_student[st] == 0 else 0)
+                for fut in ac:
+                    t = futures.pop(fut)
+                    cells = infos[t.assignment].cells[t.notebook]
+                    try:
+                        out = fut.result()
+                        record(out)
+                    except KilledWorker:
+                        why = (f"o processo de correção morreu {MAX_TRIES} vezes com este notebook "
+                               "(memória da máquina esgotada?)")
+                        record(crashed_output(t, cells, f"não foi possível corrigir: {why}"), why)
+                    except (FutureCancelledError, OSError) as e:
+                        raise ClusterLost(str(e)) from None
+                    except Exception as e:  # noqa: BLE001 - erro do corretor: linha crashed, sem chave
+                        msg = f"{type(e).__name__}: {e}".strip()
+                        record(crashed_output(t, cells, f"não foi possível corrigir: {msg[:300]}"), msg)
+                    done += 1
+                    top_up()
+            finally:
+                try:
+                    client.run(worker_side.release, course.digest, wait=True)
+                except Exception:  # noqa: BLE001 - cluster fechando ou perdido: o relógio de ociosidade solta
+                    pass
+    except ClusterLost as e:
+        raise GradeError(_lost_message(opts, done, len(task_list), str(e))) from None
+    except (OSError, TimeoutError) as e:
+        if opts.scheduler:
+            raise GradeError(_lost_message(opts, done, len(task_list), str(e))) from None
+        raise
     except KeyboardInterrupt:
-        stop.set()
-        for w in list(workers):
-            w.kill()
         bar.close()
         raise
+    finally:
+        if unmerged:
+            merge_results(ws, unmerged)
     bar.close()
-    for t in threads:
-        t.join()
+
+
+def _lost_message(opts: GradeOptions, done: int, total: int, why: str) -> str:
+    return (f"a conexão com o cluster Dask ({opts.scheduler or 'local'}) caiu depois de {done} de {total} "
+            f"notebook(s) corrigidos ({why[:200]}). O que terminou está gravado no workspace: "
+            "rode o mesmo comando de novo para continuar de onde parou.")

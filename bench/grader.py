@@ -111,6 +111,8 @@ def main() -> int:
     ap.add_argument("--sem-gravar", action="store_true", help="não grava em bench/results.md (medida avulsa)")
     args = ap.parse_args()
 
+    # o nbgrader chama `alembic` pelo PATH (também aqui, no Workspace.prepare deste processo)
+    os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
     from autograder.course import Workspace
     assignments = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
     if args.tarefas:

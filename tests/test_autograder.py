@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import io
-import json
 import os
 import signal
 import subprocess
@@ -577,26 +575,163 @@ def test_names_the_test_reads_and_student_definitions_come_from_the_notebook_tex
     assert syntax_error("def f(:\n").startswith("(linha 1): ")
 
 
-def test_line_reader_keeps_lines_that_arrived_together():
-    """Duas respostas no mesmo pedaço do pipe: a segunda não pode esperar o prazo
-    (com select + readline de um arquivo com buffer ela esperava, e a entrega
-    rápida seguinte virava um `timeout` falso)."""
-    from autograder.pipes import LineReader
-    r, w = os.pipe()
+# ----------------------------------------------------------------------------- Dask: um cluster de verdade
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class DaskCluster:
+    """Um `dask scheduler` e N `dask worker` nesta máquina, cada um no seu processo, como
+    o professor os iniciaria num cluster (README, "Corrigir num cluster")."""
+
+    def __init__(self, n_workers: int = 2, nanny: bool = True):
+        self.port = _free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "PYTHONPATH": str(ROOT),
+                    # o que o README manda configurar no agendador: 2 tentativas por tarefa
+                    "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"}
+        self.procs: list[subprocess.Popen] = []
+        self.scheduler = self._start("distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                     "--port", str(self.port), "--no-dashboard")
+        for _ in range(n_workers):
+            self._start("distributed.cli.dask_worker", self.address, "--nthreads", "1", "--memory-limit", "0",
+                        "--no-dashboard", *([] if nanny else ["--no-nanny"]))
+        self.wait_for_workers(n_workers)
+
+    def _start(self, module: str, *args) -> subprocess.Popen:
+        p = subprocess.Popen([sys.executable, "-m", module, *args], env=self.env, cwd="/",
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def client(self):
+        from distributed import Client
+        return Client(self.address, timeout="30s", set_as_default=False)
+
+    def wait_for_workers(self, n: int) -> None:
+        end = time.monotonic() + 90
+        while True:
+            try:
+                with self.client() as c:
+                    c.wait_for_workers(n, timeout=max(1, end - time.monotonic()))
+                return
+            except OSError:
+                if time.monotonic() > end:
+                    raise
+                time.sleep(0.5)
+
+    def close(self) -> None:
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            p.wait()
+
+
+@pytest.fixture(scope="module")
+def turma_cluster(turma, tmp_path_factory):
+    """A mesma turma, corrigida por `--scheduler` num agendador e dois trabalhadores de verdade."""
+    import shutil
+    base = tmp_path_factory.mktemp("cluster")
+    ws = clone_prepared(turma["ws"], base / "ws")
+    shutil.copy(turma["ws"].root / "prazos.toml", ws / "prazos.toml")
+    cluster = DaskCluster(2)
     try:
-        os.write(w, b'{"a": 1}\n{"b": 2}\n{"c"')
-        reader = LineReader(r)
-        t0 = time.monotonic()
-        assert reader.readline(5) == b'{"a": 1}\n'
-        assert reader.readline(5) == b'{"b": 2}\n'
-        assert time.monotonic() - t0 < 1.0
-        assert reader.readline(0.2) is None          # linha incompleta: espera, não inventa
-        os.write(w, b': 3}\n')
-        assert reader.readline(5) == b'{"c": 3}\n'
-        os.close(w)
-        w = None
-        assert reader.readline(5) == b""              # fim do arquivo
+        p = run_cli("grade", turma["subs"], "--workspace", ws, "--solucoes", turma["sol"],
+                    "--scheduler", cluster.address, *LIMITS)
+        with cluster.client() as c:             # nada ficou nos trabalhadores: kernels e pastas soltos
+            leftovers = c.run(lambda: __import__("autograder.tasks").tasks._current is not None)
     finally:
-        os.close(r)
-        if w is not None:
-            os.close(w)
+        cluster.close()
+    return {"ws": ws, "stderr": p.stderr, "grades": read_csv(ws / "grades.csv"), "leftovers": leftovers}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("scenario", sorted(cenarios.EXPECTED))
+def test_each_scenario_gets_its_score_and_status_on_a_dask_cluster(turma_cluster, scenario):
+    score, status = cenarios.EXPECTED[scenario]
+    row = turma_cluster["grades"][scenario]
+    assert (float(row["score"]), row["status"]) == (score, status), row
+
+
+@needs_bwrap
+def test_cluster_and_local_runs_write_identical_csvs(turma, turma_cluster):
+    assert "com o Dask (tcp://127.0.0.1:" in turma_cluster["stderr"]
+    assert "com o Dask (2 processo(s) nesta máquina)" in turma["stderr"]
+    for name in ("grades.csv", "questions.csv"):
+        assert (turma_cluster["ws"] / name).read_bytes() == (turma["ws"].root / name).read_bytes(), name
+    assert not any(turma_cluster["leftovers"].values()), turma_cluster["leftovers"]
+
+
+# Nos trabalhadores: a correção do aluno `correct` derruba o processo (como uma máquina sem memória).
+_FAULT = """
+import os, autograder.tasks as t
+_grade = t.grade
+def grade(course, task):
+    if task.student == "correct":
+        os._exit(1)
+    return _grade(course, task)
+t.grade = grade
+"""
+
+
+@needs_bwrap
+def test_a_worker_that_dies_is_retried_then_the_row_is_crashed_and_rerun_later(turma, tmp_path):
+    import shutil
+    ws = clone_prepared(turma["ws"], tmp_path / "ws")
+    subs = tmp_path / "entregas"
+    shutil.copytree(turma["subs"] / "correct" / SLUG, subs / "correct" / SLUG)
+    cluster = DaskCluster(2, nanny=False)       # sem nanny: um trabalhador morto não volta
+    try:
+        with cluster.client() as c:
+            c.run(exec, _FAULT, {})
+        p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], "--scheduler", cluster.address,
+                    "--sem-feedback", "--sem-relatorio", *LIMITS, check=False)
+    finally:
+        cluster.close()
+    assert p.returncode == 1, p.stderr
+    row = read_csv(ws / "grades.csv")["correct"]
+    assert (row["status"], float(row["score"])) == ("crashed", 0.0), row
+    assert "morreu 2 vezes" in row["details"], row
+    assert "rode de novo para tentar outra vez" in p.stderr
+    # a próxima correção (aqui, local) tenta de novo: a linha crashed não tinha chave
+    p = run_cli("grade", subs, "--workspace", ws, "--solucoes", turma["sol"], "--sem-feedback",
+                "--sem-relatorio", *LIMITS)
+    assert "corrigindo 1 notebook(s)" in p.stderr
+    assert read_csv(ws / "grades.csv")["correct"]["status"] == "ok"
+
+
+@needs_bwrap
+def test_a_cluster_that_disappears_stops_with_a_message_and_the_run_resumes(turma, tmp_path):
+    ws = clone_prepared(turma["ws"], tmp_path / "ws")
+    cluster = DaskCluster(2)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(turma["subs"]), "--workspace",
+                                 str(ws), "--solucoes", str(turma["sol"]), "--scheduler", cluster.address,
+                                 "--sem-feedback", "--sem-relatorio", "--sem-barra", *LIMITS],
+                                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        results = ws / ".autograder" / "resultados" / SLUG
+        end = time.monotonic() + 180
+        while time.monotonic() < end and len(list(results.glob("*.json"))) < 2:
+            time.sleep(0.2)
+        os.killpg(cluster.scheduler.pid, signal.SIGKILL)        # o agendador some no meio da correção
+        _, err = proc.communicate(timeout=180)
+    finally:
+        cluster.close()
+    assert proc.returncode == 2, err[-3000:]
+    assert "a conexão com o cluster Dask (tcp://127.0.0.1:" in err and "rode o mesmo comando" in err, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    done = len(list(results.glob("*.json")))
+    total = len(turma["students"])
+    assert 2 <= done < total
+    p = run_cli("grade", turma["subs"], "--workspace", ws, "--solucoes", turma["sol"], "--sem-feedback",
+                "--sem-relatorio", *LIMITS)
+    assert f"{done} de {total} entregas já corrigidas" in p.stderr, p.stderr
+    assert read_csv(ws / "grades.csv").keys() == turma["grades"].keys()
