@@ -3,7 +3,7 @@
 Comandos
 --------
     release                      fontes -> solutions/ -> exercises/ (nbgrader generate_assignment)
-    grade ENTREGAS --workspace W [--assignment A ...] [--prazo A=DATA ...] [--jobs N]
+    grade ENTREGAS --workspace W [--assignment A ...] [--prazo A=DATA ...] [--jobs N | --scheduler END]
     feedback --workspace W       HTML por aluno (retornos/), sem os testes ocultos
     report --workspace W         grades.csv, questions.csv, exportacoes/ e relatorio/index.html
     export --workspace W         tabela larga, planilha e zip do Moodle, CSV do Canvas
@@ -45,16 +45,19 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   kernel do aluno durante a chamada e mandam um relatório; relatório
   ausente, malformado ou incoerente deixa a linha `flagged`. Regras de texto
   (sem laços) leem a AST da célula do aluno no notebook.
-* Velocidade: enquanto um notebook roda, os dois kernels do próximo já sobem
+* Velocidade: enquanto um notebook roda, os kernels do próximo já sobem
   e importam numpy e torch (só módulos importados pelas células travadas
   antes de qualquer mudança de ambiente, como TRITON_INTERPRET). Saída acima
   de 512 KiB por célula ou 1 MiB por notebook é cortada.
 * Integridade (integrity.py): células travadas apagadas/editadas são
   restauradas a partir da versão distribuída e a linha fica `tampered`.
-* Paralelismo (runner.py): N processos `autograder.worker`, cada um com seu
-  shard do gradebook (o sqlite não aguenta vários nbgrader escrevendo); o pai
-  junta tudo no gradebook.db no fim, sozinho. A nota de uma entrega não
-  depende de quantos processos rodaram (1 thread de BLAS por kernel).
+* Paralelismo (runner.py, tasks.py): cada notebook é uma tarefa do Dask
+  (bytes entram, um `NotebookResult` e o notebook executado saem), num
+  LocalCluster de `--jobs` processos ou, com `--scheduler`, num cluster que
+  já existe. Cada trabalhador tem um gradebook só dele, feito da semente
+  (gradebook.seed_bytes); o planejador é o único que escreve no workspace e
+  no gradebook.db. A nota de uma entrega não depende de onde nem com quantos
+  processos ela rodou (1 thread de BLAS por kernel).
 * Retomada e idempotência: cada entrega tem uma chave (bytes entregues,
   horário, fonte da tarefa, limites, versão); `.autograder/resultados/`
   guarda o resultado com a chave, gravado de forma atômica. Interromper e

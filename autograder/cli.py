@@ -116,8 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="notebooks corrigidos ao mesmo tempo nesta máquina: processos do Dask, "
                         "de uma thread cada (padrão: 1)")
     g.add_argument("--scheduler", default=None, metavar="ENDEREÇO",
-                   help="corrige num cluster Dask que já existe (p.ex. tcp://10.0.0.5:8786) em vez "
-                        "de nesta máquina; --jobs deixa de valer (o cluster decide). Ver README, "
+                   help="corrige num cluster Dask que já existe, pelo endereço do agendador "
+                        "(p.ex. tcp://10.0.0.5:8786) ou pelo arquivo de `dask scheduler --scheduler-file`, "
+                        "em vez de nesta máquina; --jobs deixa de valer (o cluster decide). Ver README, "
                         "\"Corrigir num cluster\"")
     g.add_argument("--tempo-celula", type=_positive(float), default=None, metavar="S",
                    help="limite por célula, em segundos (padrão: c.Execute.timeout do "
@@ -333,7 +334,7 @@ def _cmd_grade(args) -> int:
         limits=Limits(memory_mib=args.memoria, nproc=args.processos, disk_mib=args.disco),
         use_sandbox=not args.sem_sandbox,
         pattern=args.padrao, tz=args.fuso, deadlines=args.prazo, redo=args.refazer,
-        tty=False if args.sem_barra else None, scheduler=args.scheduler)
+        tty=False if args.sem_barra else None, scheduler=args.scheduler, client=getattr(args, "client", None))
     try:
         from .exports import CsvFormat, read_roster
         if args.roster is not None:           # erros da lista e do separador antes de corrigir
@@ -389,7 +390,9 @@ def cmd_release(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, client=None) -> int:
+    """`client`: um `distributed.Client` já conectado (Dask Gateway, KubeCluster, SLURMCluster...),
+    usado por `grade` no lugar de --jobs/--scheduler; quem o criou o fecha."""
     import os
 
     from .course import REPO, REPO_ENV
@@ -397,5 +400,6 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     os.environ.setdefault(REPO_ENV, str(REPO))     # o nbgrader_config.py do workspace acha o clone
     args = build_parser().parse_args(argv)
+    args.client = client
     return {"grade": cmd_grade, "release": cmd_release, "feedback": cmd_feedback,
             "report": cmd_report, "export": cmd_export, "deadlines": cmd_deadlines}[args.command](args)

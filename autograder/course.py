@@ -15,7 +15,7 @@
       prazos.toml                 prazos, fuso e política de atraso (escrito por --prazo e `prazo`)
       roster.csv                  (opcional) lista da turma: e-mail, matrícula, nº do Moodle
       .autograder/                estado interno: resultados por aluno (retomada),
-                                  shards do gradebook, pastas dos kernels, logs
+                                  logs (as pastas dos kernels ficam em $TMPDIR)
 
 O nbgrader faz o que sabe fazer: `generate_assignment` (fonte -> versão do
 aluno, células e checksums no gradebook), os pré-processadores de

@@ -70,7 +70,8 @@ class GradeOptions:
     deadlines: list[str] = field(default_factory=list)
     redo: bool = False
     tty: bool | None = None
-    scheduler: str | None = None        # endereço de um cluster Dask; None: LocalCluster de `jobs`
+    scheduler: str | None = None        # endereço ou arquivo de um agendador Dask; None: LocalCluster
+    client: object | None = None        # um distributed.Client já aberto (API em Python; não é fechado)
 
 
 @dataclass
@@ -282,13 +283,18 @@ def dask_client(opts: GradeOptions):
         "distributed.scheduler.work-stealing": True,
     }
     with dask.config.set(config):
+        if opts.client is not None:
+            yield opts.client
+            return
         if opts.scheduler:
+            target = ({"scheduler_file": opts.scheduler} if Path(opts.scheduler).is_file()
+                      else {"address": opts.scheduler})
             try:
-                client = Client(opts.scheduler, timeout="20s", set_as_default=False)
+                client = Client(**target, timeout="20s", set_as_default=False)
             except (OSError, TimeoutError) as e:
                 raise GradeError(f"não foi possível conectar ao agendador Dask em {opts.scheduler}: {e}. "
-                                 "Confira o endereço (tcp://máquina:8786) e se o `dask scheduler` "
-                                 "está rodando") from None
+                                 "Confira o endereço (tcp://máquina:8786, ou o arquivo de "
+                                 "--scheduler-file) e se o `dask scheduler` está rodando") from None
             try:
                 client.wait_for_workers(1, timeout=120)
             except (OSError, TimeoutError):
@@ -378,6 +384,10 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
     done = 0
     try:
         with dask_client(opts) as client:
+            problems = {w: why for w, why in client.run(worker_side.check_worker, opts.use_sandbox).items() if why}
+            if problems:
+                raise GradeError("trabalhador(es) do Dask sem o que a correção precisa:\n" + "\n".join(
+                    f"  {w}: {why}" for w, why in sorted(problems.items())))
             course_f = client.scatter(course, broadcast=True, hash=False)
             futures = {}
             queue = list(reversed(task_list))

@@ -1,7 +1,7 @@
 """Os resultados gravados: `.autograder/resultados/<tarefa>/<aluno>.json`, um `JobResult` cada.
 
-Escritos pelo processo de correção (worker.py) e pelo relógio do runner; lidos
-pela retomada (runner.py) e por quem só lê (report.py, feedback.py), sem
+Escritos só pelo planejador (runner.py), à medida que as tarefas do Dask
+voltam; lidos pela retomada (runner.py) e por quem só lê (report.py, feedback.py), sem
 importar a correção.
 """
 

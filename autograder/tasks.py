@@ -125,6 +125,23 @@ def prebuild_matplotlib_cache(ws: Workspace) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def check_worker(use_sandbox: bool) -> str | None:
+    """O que falta neste trabalhador para corrigir (em português), ou None.
+
+    O planejador pergunta a todos antes de mandar tarefas: um trabalhador sem bubblewrap
+    deixaria a turma inteira `crashed`, um por um."""
+    import importlib.util
+    for mod in ("nbgrader", "ipykernel", "torch"):
+        if importlib.util.find_spec(mod) is None:
+            return f"o pacote {mod} não está instalado no Python deste trabalhador ({sys.executable})"
+    if use_sandbox:
+        from .sandbox import bwrap_works
+        ok, why = bwrap_works()
+        if not ok:
+            return f"a sandbox não funciona: {why} (instale bubblewrap: `make sandbox-deps`)"
+    return None
+
+
 class _Grader:
     """O estado de uma rodada num processo trabalhador: pasta local, laço asyncio, kernels."""
 

@@ -588,12 +588,13 @@ class DaskCluster:
     """Um `dask scheduler` e N `dask worker` nesta máquina, cada um no seu processo, como
     o professor os iniciaria num cluster (README, "Corrigir num cluster")."""
 
-    def __init__(self, n_workers: int = 2, nanny: bool = True):
+    def __init__(self, n_workers: int = 2, nanny: bool = True, worker_env: dict | None = None):
         self.port = _free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
         self.env = {**os.environ, "PYTHONPATH": str(ROOT),
                     # o que o README manda configurar no agendador: 2 tentativas por tarefa
                     "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"}
+        self.worker_env = {**self.env, **(worker_env or {})}
         self.procs: list[subprocess.Popen] = []
         self.scheduler = self._start("distributed.cli.dask_scheduler", "--host", "127.0.0.1",
                                      "--port", str(self.port), "--no-dashboard")
@@ -603,7 +604,8 @@ class DaskCluster:
         self.wait_for_workers(n_workers)
 
     def _start(self, module: str, *args) -> subprocess.Popen:
-        p = subprocess.Popen([sys.executable, "-m", module, *args], env=self.env, cwd="/",
+        env = self.worker_env if module.endswith("dask_worker") else self.env
+        p = subprocess.Popen([sys.executable, "-m", module, *args], env=env, cwd="/",
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         self.procs.append(p)
         return p
@@ -735,3 +737,20 @@ def test_a_cluster_that_disappears_stops_with_a_message_and_the_run_resumes(turm
                 "--sem-relatorio", *LIMITS)
     assert f"{done} de {total} entregas já corrigidas" in p.stderr, p.stderr
     assert read_csv(ws / "grades.csv").keys() == turma["grades"].keys()
+
+
+@needs_bwrap
+def test_workers_without_the_sandbox_are_refused_before_grading(arquivos, tmp_path):
+    turma = arquivos
+    ws = clone_prepared(turma["ws"], tmp_path / "ws")
+    # trabalhadores cujo PATH não tem o bwrap (uma máquina do cluster sem o pacote bubblewrap)
+    cluster = DaskCluster(1, worker_env={"PATH": str(Path(sys.executable).parent)})
+    try:
+        p = run_cli("grade", turma["subs"], "--workspace", ws, "--solucoes", turma["sol"],
+                    "--scheduler", cluster.address, *LIMITS, check=False)
+    finally:
+        cluster.close()
+    assert p.returncode == 2, p.stderr
+    assert "trabalhador(es) do Dask sem o que a correção precisa" in p.stderr, p.stderr
+    assert "bubblewrap" in p.stderr and "Traceback" not in p.stderr
+    assert not (ws / ".autograder" / "resultados").exists()
