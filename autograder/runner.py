@@ -378,9 +378,6 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
             unmerged.clear()
             last_merge = time.monotonic()
 
-    where = opts.scheduler or f"{opts.jobs} processo(s) nesta máquina"
-    say(f"corrigindo {len(task_list)} notebook(s) de {len(pending_per_student)} aluno(s) "
-        f"com o Dask ({where}){'' if opts.use_sandbox else ' (sem sandbox)'}")
     done = 0
     try:
         with dask_client(opts) as client:
@@ -388,6 +385,13 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
             if problems:
                 raise GradeError("trabalhador(es) do Dask sem o que a correção precisa:\n" + "\n".join(
                     f"  {w}: {why}" for w, why in sorted(problems.items())))
+            if opts.scheduler is None and opts.client is None:
+                where = f"{opts.jobs} processo(s) nesta máquina"
+            else:
+                info = client.scheduler_info()
+                where = f"{info.get('address', '?')}, {len(info.get('workers', {}))} trabalhador(es)"
+            say(f"corrigindo {len(task_list)} notebook(s) de {len(pending_per_student)} aluno(s) "
+                f"com o Dask ({where}){'' if opts.use_sandbox else ' (sem sandbox)'}")
             course_f = client.scatter(course, broadcast=True, hash=False)
             futures = {}
             queue = list(reversed(task_list))

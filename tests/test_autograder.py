@@ -596,8 +596,11 @@ class DaskCluster:
                     "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"}
         self.worker_env = {**self.env, **(worker_env or {})}
         self.procs: list[subprocess.Popen] = []
+        import tempfile
+        self.scheduler_file = Path(tempfile.mkdtemp(prefix="dask-")) / "agendador.json"
         self.scheduler = self._start("distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                                     "--port", str(self.port), "--no-dashboard")
+                                     "--port", str(self.port), "--no-dashboard",
+                                     "--scheduler-file", str(self.scheduler_file))
         for _ in range(n_workers):
             self._start("distributed.cli.dask_worker", self.address, "--nthreads", "1", "--memory-limit", "0",
                         "--no-dashboard", *([] if nanny else ["--no-nanny"]))
@@ -627,6 +630,8 @@ class DaskCluster:
                 time.sleep(0.5)
 
     def close(self) -> None:
+        import shutil
+        shutil.rmtree(self.scheduler_file.parent, ignore_errors=True)
         for p in reversed(self.procs):
             if p.poll() is None:
                 try:
@@ -638,7 +643,8 @@ class DaskCluster:
 
 @pytest.fixture(scope="module")
 def turma_cluster(turma, tmp_path_factory):
-    """A mesma turma, corrigida por `--scheduler` num agendador e dois trabalhadores de verdade."""
+    """A mesma turma, corrigida por `--scheduler` num agendador e dois trabalhadores de verdade
+    (dado pelo arquivo do agendador, o jeito do Slurm; os outros testes usam o endereço)."""
     import shutil
     base = tmp_path_factory.mktemp("cluster")
     ws = clone_prepared(turma["ws"], base / "ws")
@@ -646,7 +652,7 @@ def turma_cluster(turma, tmp_path_factory):
     cluster = DaskCluster(2)
     try:
         p = run_cli("grade", turma["subs"], "--workspace", ws, "--solucoes", turma["sol"],
-                    "--scheduler", cluster.address, *LIMITS)
+                    "--scheduler", cluster.scheduler_file, *LIMITS)
         with cluster.client() as c:             # nada ficou nos trabalhadores: kernels e pastas soltos
             leftovers = c.run(lambda: __import__("autograder.tasks").tasks._current is not None)
     finally:
