@@ -115,10 +115,12 @@ def turma(arquivos):
 # ----------------------------------------------------------------------------- cenários
 
 @needs_bwrap
+@pytest.mark.parametrize("mode", ["turma", "turma_cluster"])
 @pytest.mark.parametrize("scenario", sorted(cenarios.EXPECTED))
-def test_each_scenario_gets_its_score_and_status(turma, scenario):
+def test_each_scenario_gets_its_score_and_status(request, mode, scenario):
+    """Cada cenário, corrigido no LocalCluster (`turma`) e num cluster Dask de verdade."""
     score, status = cenarios.EXPECTED[scenario]
-    row = turma["grades"][scenario]
+    row = request.getfixturevalue(mode)["grades"][scenario]
     assert (float(row["score"]), row["status"]) == (score, status), row
     assert float(row["max_score"]) == 6.0   # 5 automáticos + 1 da resposta escrita
 
@@ -658,14 +660,6 @@ def turma_cluster(turma, tmp_path_factory):
     finally:
         cluster.close()
     return {"ws": ws, "stderr": p.stderr, "grades": read_csv(ws / "grades.csv"), "leftovers": leftovers}
-
-
-@needs_bwrap
-@pytest.mark.parametrize("scenario", sorted(cenarios.EXPECTED))
-def test_each_scenario_gets_its_score_and_status_on_a_dask_cluster(turma_cluster, scenario):
-    score, status = cenarios.EXPECTED[scenario]
-    row = turma_cluster["grades"][scenario]
-    assert (float(row["score"]), row["status"]) == (score, status), row
 
 
 @needs_bwrap
