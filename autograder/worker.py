@@ -30,15 +30,15 @@ def main() -> None:
 
 
 async def serve(args: dict, proto) -> None:
-    """Corrige as entregas na ordem em que chegam; o pai manda até duas de uma vez,
-    e a segunda serve para pré-aquecer o kernel enquanto a primeira roda."""
+    """Corrige as entregas na ordem em que chegam (o pai manda até duas de uma vez);
+    os kernels ficam com o KernelPool (job.py), que aquece o próximo sozinho."""
     import asyncio
     import threading
     from collections import deque
 
     from .course import Workspace
     from .executor import ExecSettings, KernelStartError
-    from .job import KernelPool, grade_job, load_files, load_notebook, pick_notebook
+    from .job import KernelPool, grade_job
 
     ws = Workspace(Path(args["workspace"]), Path(args["solutions"]))
     infos = {a: ws.info(a, h) for a, h in args["sources"].items()}
@@ -61,19 +61,6 @@ async def serve(args: dict, proto) -> None:
         while not inbox.empty():
             queued.append(inbox.get_nowait())
 
-    def upcoming():
-        drain()
-        if not queued or queued[0] is None:
-            return None
-        job = queued[0]
-        info = infos[job["assignment"]]
-        name = info.notebooks[0]
-        files = load_files(ws, job["student"], job["assignment"])
-        raw, _ = pick_notebook(files, name, info.notebooks)
-        if raw is None or load_notebook(raw)[0] is None:
-            return None                      # não vai precisar de kernel
-        return (job["student"], job["assignment"], name), info, name, files
-
     try:
         while True:
             drain()
@@ -81,8 +68,7 @@ async def serve(args: dict, proto) -> None:
             if job is None:
                 break
             try:
-                result = await grade_job(ws, infos[job["assignment"]], job, shard_url, settings,
-                                         pool, upcoming)
+                result = await grade_job(ws, infos[job["assignment"]], job, shard_url, settings, pool)
                 write_result(ws.result_path(job["student"], job["assignment"]), result)
                 reply = {"ok": True, "student": job["student"], "assignment": job["assignment"],
                          "status": str(result.status)}
@@ -95,6 +81,10 @@ async def serve(args: dict, proto) -> None:
             print(json.dumps(reply, ensure_ascii=False), file=proto, flush=True)
     finally:
         await pool.close()
+        st = pool.stats
+        print(f"kernels: {st.student_starts} do aluno e {st.harness_starts} do corretor iniciados, "
+              f"{st.harness_reuses} reaproveitamentos do corretor; encerrados: {st.recycled[:20]}",
+              file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
