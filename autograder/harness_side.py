@@ -362,19 +362,16 @@ def _processes():
 def snapshot():
     """O estado global do processo logo depois da partida (antes do primeiro notebook)."""
     import os
-    import threading
     import warnings
     torch = _sys.modules.get("torch")
     return {"environ": dict(os.environ), "cwd": os.getcwd(), "path": list(_sys.path),
             "warnings": list(warnings.filters), "files": _files(), "processes": _processes(),
-            "threads": threading.active_count(),
             "torch_threads": torch.get_num_threads() if torch is not None else None}
 
 
 def reuse_problems(base, max_rss_fraction):
     """Motivos (em português) para NÃO reaproveitar este kernel; lista vazia = pode."""
     import resource
-    import threading
     why = []
     if _local or _local_ids:
         why.append("o aluno recebeu alças de objetos do corretor")
@@ -384,8 +381,10 @@ def reuse_problems(base, max_rss_fraction):
         why.append("um observador ficou ativo")
     if _files() != base["files"]:
         why.append("arquivos mudaram na pasta do trabalho, no HOME ou no /tmp")
-    if _processes() != base["processes"] or threading.active_count() != base["threads"]:
-        why.append("processos ou threads novos")
+    if _processes() != base["processes"]:
+        why.append(f"processos novos ({len(base['processes'])} na partida, {len(_processes())} agora)")
+    # threads não entram: bibliotecas (p.ex. no cap. 9, depois do primeiro notebook) deixam
+    # uma thread de trabalho parada, e nenhuma linha do aluno roda neste processo
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if limit > 0 and rss > max_rss_fraction * limit:

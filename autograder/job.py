@@ -202,6 +202,9 @@ def prepare_run_dir(ws: Workspace, a: str, files: dict[str, bytes], run_dir: Pat
 # enquanto o pico de memória dele fica abaixo desta fração do limite de memória do notebook.
 MAX_HARNESS_USES = 20
 MAX_HARNESS_MEMORY = 0.5
+# Quantas (tarefa, notebook) mantêm kernels aquecidos ao mesmo tempo (as mais recentes): o
+# corretor manda as entregas aluno por aluno, então as tarefas se alternam num processo.
+MAX_WARM_KEYS = 3
 
 
 @dataclass
@@ -221,7 +224,9 @@ class KernelPool:
       a subir (mesma tarefa e notebook, sem arquivos extras: como root, `trabalho/` é um
       tmpfs copiado na partida e não recebe arquivos depois). Um notebook de outra
       (tarefa, notebook) descarta o aquecido; uma entrega com arquivos além dos notebooks
-      usa um kernel novo com eles (o aquecido fica para o próximo).
+      usa um kernel novo com eles (o aquecido fica para o próximo). Ficam aquecidos os
+      kernels das MAX_WARM_KEYS (tarefa, notebook) usadas por último; os de uma mais antiga
+      são encerrados quando outra chega.
     - Kernel do corretor: só roda código do professor, então serve ao próximo notebook da
       mesma (tarefa, notebook) se TODAS as regras valem: nada aconteceu com ele neste
       notebook (tempo estourado, interrupção, morte, falta de memória: `harness_trouble`),
@@ -239,6 +244,7 @@ class KernelPool:
         self.stats = PoolStats()
         self._students: dict[tuple, asyncio.Future] = {}    # chave -> kernel do aluno aquecido
         self._harnesses: dict[tuple, asyncio.Future] = {}   # chave -> kernel do corretor pronto
+        self._recent: list[tuple] = []                         # chaves, da usada há mais tempo à última
 
     @staticmethod
     def _key(info: AssignmentInfo, name: str) -> tuple:
@@ -281,7 +287,7 @@ class KernelPool:
         why = await reset_harness(kernel, self.settings.startup_timeout, MAX_HARNESS_MEMORY)
         if why is None:
             return kernel
-        self.stats.recycled.append(why)
+        self.stats.recycled.append(f"{name}: {why}")
         await self._retire(kernel)
         return await self._start(info, name, {}, harness=True)
 
@@ -304,9 +310,12 @@ class KernelPool:
         """Roda `nb` (já restaurado e pré-processado; as saídas mudam) num kernel do aluno novo e
         num do corretor (novo ou zerado); levanta KernelStartError se eles não sobem."""
         key = self._key(info, name)
-        for pool in (self._students, self._harnesses):          # outra tarefa ou notebook
-            for k in [k for k in pool if k != key]:
-                await self._dispose(pool.pop(k))
+        self._recent = [k for k in self._recent if k != key] + [key]
+        for old in self._recent[:-MAX_WARM_KEYS]:               # a (tarefa, notebook) mais antiga
+            for pool in (self._students, self._harnesses):
+                if old in pool:
+                    await self._dispose(pool.pop(old))
+        self._recent = self._recent[-MAX_WARM_KEYS:]
         extra = {k: v for k, v in files.items() if not k.endswith(".ipynb")}
         student_f = None if extra else self._students.pop(key, None)
         student_f = student_f or self._start(info, name, extra, harness=False)
@@ -337,7 +346,7 @@ class KernelPool:
         if why is None:
             self._harnesses[key] = asyncio.ensure_future(self._reset(info, name, harness))
         else:
-            self.stats.recycled.append(why)
+            self.stats.recycled.append(f"{name}: {why}")
             await self._retire(harness)
             if key not in self._harnesses:
                 self._harnesses[key] = self._start(info, name, {}, harness=True)
