@@ -41,6 +41,7 @@ import ast
 import asyncio
 import builtins
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -63,6 +64,7 @@ END_HIDDEN = "END HIDDEN TESTS"
 HERE = Path(__file__).resolve().parent
 STUDENT_MODULE = "_autograder_student"
 HARNESS_MODULE = "_autograder_harness"
+BASE_MODULE = "_autograder_base"      # estado da partida do kernel do corretor (sobrevive ao reset)
 
 
 @dataclass
@@ -71,6 +73,9 @@ class ExecSettings:
     notebook_timeout: float = 300.0   # s por notebook, somando tudo
     interrupt_grace: float = 3.0      # s para o kernel voltar depois da interrupção
     startup_timeout: float = 60.0     # s para o kernel responder ao kernel_info
+    # reaproveitar o kernel do corretor entre notebooks da mesma tarefa (job.KernelPool);
+    # AUTOGRADER_REUSE_HARNESS=0 desliga (comparação nos testes e no bench)
+    reuse_harness: bool = field(default_factory=lambda: os.environ.get("AUTOGRADER_REUSE_HARNESS", "1") != "0")
 
 
 @dataclass
@@ -79,6 +84,9 @@ class ExecOutcome:
     details: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # o que o kernel do corretor passou neste notebook (tempo estourado, interrupção, morte):
+    # vazio = ele pode ser reaproveitado, se as outras regras de job.KernelPool deixarem
+    harness_trouble: list[str] = field(default_factory=list)
 
 
 class KernelStartError(RuntimeError):
@@ -189,6 +197,7 @@ class SandboxKernel:
             transport="ipc", ip=str(run_dir / "k"))
         self.km.connection_file = str(run_dir / "conexao.json")
         self.kc = None
+        self.uses = 0                          # notebooks servidos (kernel do corretor reaproveitado)
         from .sandbox import Box
         self.box = Box.for_run_dir(run_dir)    # [caixa] GANCHO (issue 13): o cgroup deste kernel
 
@@ -285,6 +294,30 @@ def harness_code() -> str:
     return _module_code(HARNESS_MODULE, "harness_side.py")
 
 
+def harness_baseline_code() -> str:
+    """Guarda, num módulo à parte, o estado global do kernel do corretor logo depois da partida."""
+    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({BASE_MODULE!r})\n"
+            f"_m.state = {HARNESS_MODULE}.snapshot()\n_s.modules[{BASE_MODULE!r}] = _m\ndel _s, _t, _m\n")
+
+
+async def reset_harness(kernel: SandboxKernel, timeout: float, max_rss_fraction: float) -> str | None:
+    """Prepara o kernel do corretor para o próximo notebook; None se deu certo, senão o motivo.
+
+    No kernel: `reset_for_next` (harness_side.py) confere as regras que só ele vê e zera o
+    IPython e o estado global; depois um `_autograder_harness` novo é injetado."""
+    if not await kernel.is_alive():
+        return "o kernel do corretor não está vivo"
+    code = (f"__import__('sys').modules[{HARNESS_MODULE!r}].reset_for_next("
+            f"__import__('sys').modules[{BASE_MODULE!r}].state, {max_rss_fraction!r})")
+    for step in (code, harness_code()):
+        reply = await kernel.run_silent(step, timeout)
+        if reply is None:
+            return "o kernel do corretor não respondeu"
+        if reply.get("status") != "ok":
+            return str(reply.get("evalue") or reply.get("ename") or "erro")[:500]
+    return None
+
+
 # ----------------------------------------------------------------------------- nomes e fontes (AST)
 
 def bound_names(tree) -> set[str]:
@@ -352,8 +385,10 @@ class _Exec:
 
 
 class _Run:
-    def __init__(self, nb, student: SandboxKernel, harness: SandboxKernel, settings: ExecSettings):
+    def __init__(self, nb, student: SandboxKernel, harness: SandboxKernel, settings: ExecSettings,
+                 keep_harness: bool = False):
         self.nb = nb
+        self.keep_harness = keep_harness
         self.student = student
         self.harness = harness
         self.s = settings
@@ -380,9 +415,22 @@ class _Run:
         if detail and detail not in self.outcome.details:
             self.outcome.details.append(detail)
 
-    async def _exec(self, kernel: SandboxKernel, code: str, limit: float, *, client=None,
-                    silent: bool = False, user_expressions: dict | None = None,
-                    on_input=None) -> _Exec:
+    def _harness_trouble(self, what: str) -> None:
+        if what not in self.outcome.harness_trouble:
+            self.outcome.harness_trouble.append(what)
+
+    async def _exec(self, kernel: SandboxKernel, code: str, limit: float, **kw) -> _Exec:
+        """Executa `code` no kernel (ver `_exec_raw`); anota o que acontece com o do corretor."""
+        ex = await self._exec_raw(kernel, code, limit, **kw)
+        if kernel is self.harness and ex.state in ("timeout", "dead"):
+            self._harness_trouble("tempo estourado" if ex.state == "timeout" else "kernel morreu")
+        if kernel is self.harness and self.relay_timeout:
+            self._harness_trouble("a função do aluno estourou o tempo durante um teste")
+        return ex
+
+    async def _exec_raw(self, kernel: SandboxKernel, code: str, limit: float, *, client=None,
+                        silent: bool = False, user_expressions: dict | None = None,
+                        on_input=None) -> _Exec:
         """Executa `code` no kernel; saídas processadas pelo `client` (limitado)."""
         client = client or self.client
         kc = kernel.kc
@@ -448,6 +496,8 @@ class _Run:
 
     async def _stop_runaway(self, kernel: SandboxKernel, where: str) -> bool:
         """Interrompe; se não voltar, mata. Devolve True se o kernel continua vivo."""
+        if kernel is self.harness:
+            self._harness_trouble("interrompido")
         await kernel.interrupt()
         if await self._responsive(kernel, self.s.interrupt_grace):
             return True
@@ -525,6 +575,7 @@ class _Run:
             if req.get("op") == "retorno" and isinstance(req.get("r"), str):
                 return json.dumps({"r": req["r"]})
             return json.dumps({"falha": "o corretor não respondeu ao pedido"})
+        self._harness_trouble("não respondeu a um pedido do aluno a tempo")
         return json.dumps({"falha": "o corretor não respondeu a tempo"})
 
     # -- células ------------------------------------------------------------------
@@ -658,11 +709,16 @@ class _Run:
             for k in (self.student, self.harness):
                 box = getattr(k, "box", None)
                 if box is not None and box.memory_exceeded():
+                    if k is self.harness:
+                        self._harness_trouble("o sistema encerrou processos por falta de memória")
                     mib = f"{box.memory_limit_mib() or 0:,}".replace(",", ".")
                     self._status(Status.CRASHED, f"o notebook passou do limite de memória ({mib} MiB, "
                                                  "contando todos os processos que ele iniciou) e o sistema "
                                                  "encerrou processos dele")
-            await asyncio.gather(self.student.shutdown(), self.harness.shutdown())
+            if self.harness_dead:
+                self._harness_trouble("kernel parado")
+            keep = self.keep_harness and not self.outcome.harness_trouble
+            await asyncio.gather(self.student.shutdown(), *(() if keep else (self.harness.shutdown(),)))
         self.outcome.seconds = time.monotonic() - t0
         self.outcome.flags = list(dict.fromkeys(self.outcome.flags))
         return self.outcome
@@ -688,6 +744,7 @@ class _Run:
             if not stopped and time.monotonic() >= self.deadline:
                 self._status(Status.TIMEOUT, f"limite de {self.s.notebook_timeout:g} s por notebook "
                                              f"atingido antes da célula {i + 1}")
+                self._harness_trouble("morto no fim do tempo do notebook")
                 await asyncio.gather(self.student.kill(), self.harness.kill())
                 self.student_dead = self.harness_dead = True
                 cell.outputs = [_error("CellNotExecuted", "Esta célula não foi executada: acabou o tempo do notebook.")]
@@ -716,6 +773,9 @@ def _timeout_error(s: ExecSettings):
 
 
 async def execute_notebook(nb, student: SandboxKernel, harness: SandboxKernel,
-                           settings: ExecSettings) -> ExecOutcome:
-    """Executa `nb` (alterando suas saídas) nos dois kernels já iniciados, encerrados no fim."""
-    return await _Run(nb, student, harness, settings).execute()
+                           settings: ExecSettings, keep_harness: bool = False) -> ExecOutcome:
+    """Executa `nb` (alterando suas saídas) nos dois kernels já iniciados, encerrados no fim.
+
+    keep_harness=True: o kernel do corretor fica vivo se nada aconteceu com ele
+    (`outcome.harness_trouble` vazio), para quem chama decidir se o reaproveita."""
+    return await _Run(nb, student, harness, settings, keep_harness).execute()

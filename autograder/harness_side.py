@@ -91,6 +91,7 @@ def request(req):
     return answer
 
 
+_writes = 0             # cópias de volta feitas (tensores, arrays e geradores do corretor alterados pelo aluno)
 _local: dict = {}        # alças de objetos do corretor que o aluno recebeu (funções, modelos)
 _local_ids: dict = {}
 
@@ -160,6 +161,8 @@ def _encode_arg(v):
 
 
 def _copy_back(target, new):
+    global _writes
+    _writes += 1          # o aluno escreveu num objeto do corretor: este kernel não serve a outro notebook
     torch = _sys.modules.get("torch")
     if torch is not None and isinstance(target, torch.Generator) and isinstance(new, torch.Generator):
         target.set_state(new.get_state())
@@ -313,3 +316,132 @@ def source_of(f):
         raise AssertionError("não encontrei no notebook a definição desta função (com `def`, numa célula "
                              "sua, sem ser redefinida depois); a verificação do código não pode ser feita.")
     return sources[name]
+
+
+# ----------------------------------------------------------------------------- reaproveitamento (issue 12)
+#
+# O executor pode usar este kernel para o próximo notebook da mesma tarefa. Na partida,
+# `snapshot()` guarda o estado global do processo num módulo à parte (`_autograder_base`,
+# que sobrevive ao reset); depois de cada notebook, `reset_for_next` recusa o reaproveitamento
+# se o aluno pode ter deixado algo aqui (ou se o processo mudou de um jeito que o reset não
+# desfaz) e, senão, zera o IPython e devolve ao estado da partida o que é global ao processo.
+# O executor então injeta um `_autograder_harness` novo e as células travadas rodam de novo.
+
+_NUMPY_PRINT = {"edgeitems": 3, "threshold": 1000, "floatmode": "maxprec", "precision": 8,
+                "suppress": False, "linewidth": 75, "nanstr": "nan", "infstr": "inf", "sign": "-",
+                "formatter": None, "legacy": False}
+_NUMPY_ERR = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+_TORCH_PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
+def _files():
+    """(caminho, tamanho, mtime) de tudo o que há na pasta do trabalho, no HOME e no /tmp."""
+    import os
+    out = []
+    for root in sorted({os.getcwd(), os.environ.get("HOME", ""), "/tmp"} - {""}):
+        for d, dirs, names in os.walk(root):
+            dirs.sort()
+            for n in sorted(names):
+                p = os.path.join(d, n)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                out.append((p, st.st_size, st.st_mtime_ns))
+    return out
+
+
+def _processes():
+    import os
+    try:
+        return sorted(int(d) for d in os.listdir("/proc") if d.isdigit())
+    except OSError:
+        return []
+
+
+def snapshot():
+    """O estado global do processo logo depois da partida (antes do primeiro notebook)."""
+    import os
+    import warnings
+    torch = _sys.modules.get("torch")
+    return {"environ": dict(os.environ), "cwd": os.getcwd(), "path": list(_sys.path),
+            "warnings": list(warnings.filters), "files": _files(), "processes": _processes(),
+            "torch_threads": torch.get_num_threads() if torch is not None else None}
+
+
+def reuse_problems(base, max_rss_fraction):
+    """Motivos (em português) para NÃO reaproveitar este kernel; lista vazia = pode."""
+    import resource
+    why = []
+    if _local or _local_ids:
+        why.append("o aluno recebeu alças de objetos do corretor")
+    if _writes:
+        why.append("o aluno alterou objetos do corretor (cópia de volta)")
+    if observers:
+        why.append("um observador ficou ativo")
+    if _files() != base["files"]:
+        why.append("arquivos mudaram na pasta do trabalho, no HOME ou no /tmp")
+    if _processes() != base["processes"]:
+        why.append(f"processos novos ({len(base['processes'])} na partida, {len(_processes())} agora)")
+    # threads não entram: bibliotecas (p.ex. no cap. 9, depois do primeiro notebook) deixam
+    # uma thread de trabalho parada, e nenhuma linha do aluno roda neste processo
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if limit > 0 and rss > max_rss_fraction * limit:
+        why.append(f"memória: pico de {rss // 2**20} MiB, acima de {max_rss_fraction:g} do limite")
+    torch = _sys.modules.get("torch")
+    if torch is not None:
+        from torch.overrides import _get_current_function_mode_stack
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+        opts = {k: getattr(torch._tensor_str.PRINT_OPTS, k, None) for k in _TORCH_PRINT}
+        checks = [(_get_current_dispatch_mode_stack() or _get_current_function_mode_stack(),
+                   "modo de despacho do torch ativo"),
+                  (not torch.is_grad_enabled(), "gradiente desligado"),
+                  (torch.is_inference_mode_enabled(), "modo de inferência ligado"),
+                  (torch.get_default_dtype() != torch.float32, "dtype padrão do torch mudou"),
+                  (torch.is_anomaly_enabled(), "detecção de anomalia ligada"),
+                  (torch.are_deterministic_algorithms_enabled(), "algoritmos determinísticos ligados"),
+                  (base["torch_threads"] is not None and torch.get_num_threads() != base["torch_threads"],
+                   "número de threads do torch mudou"),
+                  (opts != _TORCH_PRINT, "opções de impressão do torch mudaram")]
+        why += [text for bad, text in checks if bad]
+    np = _sys.modules.get("numpy")
+    if np is not None:
+        opts = np.get_printoptions()
+        if {k: opts.get(k) for k in _NUMPY_PRINT} != _NUMPY_PRINT or np.geterr() != _NUMPY_ERR:
+            why.append("opções de impressão ou de erro do numpy mudaram")
+    return why
+
+
+def reset_for_next(base, max_rss_fraction):
+    """Confere (`reuse_problems`: levanta RuntimeError com os motivos) e zera para o próximo notebook.
+
+    Zera o IPython (`reset(new_session=True)`: espaço de nomes, In/Out, contador de execução)
+    e devolve ao estado da partida o ambiente, a pasta atual, o sys.path e os filtros de aviso
+    (o que também esquece os avisos "mostrados uma vez"); os geradores aleatórios globais
+    recebem semente nova do sistema, como num processo novo (o torch 2.13 sorteia a semente
+    inicial a cada processo; as células travadas fixam a sua)."""
+    import gc
+    import os
+    import random
+    import warnings
+
+    from IPython import get_ipython
+    why = reuse_problems(base, max_rss_fraction)
+    if why:
+        raise RuntimeError("; ".join(why))
+    get_ipython().reset(new_session=True)
+    os.environ.clear()
+    os.environ.update(base["environ"])
+    os.chdir(base["cwd"])
+    _sys.path[:] = base["path"]
+    warnings.filters[:] = base["warnings"]
+    warnings._filters_mutated()
+    random.seed()
+    np = _sys.modules.get("numpy")
+    if np is not None:
+        np.random.seed()
+    torch = _sys.modules.get("torch")
+    if torch is not None:
+        torch.seed()
+    gc.collect()

@@ -24,6 +24,7 @@ import asyncio
 import json
 import logging
 import shutil
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -31,8 +32,8 @@ import nbformat
 
 from . import integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
-from .executor import (ExecSettings, SandboxKernel, execute_notebook, harness_code,
-                       student_stub_code)
+from .executor import (ExecOutcome, ExecSettings, KernelStartError, SandboxKernel, execute_notebook,
+                       harness_baseline_code, harness_code, reset_harness, student_stub_code)
 from .results import NotebookResult, QuestionResult, Status, worst
 
 
@@ -188,75 +189,165 @@ def prepare_run_dir(ws: Workspace, a: str, files: dict[str, bytes], run_dir: Pat
     return run_dir
 
 
+# Kernel do corretor reaproveitado: no máximo este número de notebooks por processo, e só
+# enquanto o pico de memória dele fica abaixo desta fração do limite de memória do notebook.
+MAX_HARNESS_USES = 20
+MAX_HARNESS_MEMORY = 0.5
+# Quantas (tarefa, notebook) mantêm kernels aquecidos ao mesmo tempo (as mais recentes): o
+# corretor manda as entregas aluno por aluno, então as tarefas se alternam num processo.
+MAX_WARM_KEYS = 3
+
+
+@dataclass
+class PoolStats:
+    """Contagem de kernels de um KernelPool (testes, bench e o log do processo de correção)."""
+
+    student_starts: int = 0
+    harness_starts: int = 0
+    harness_reuses: int = 0                                # notebooks servidos por um corretor já usado
+    recycled: list[str] = field(default_factory=list)     # por que um kernel do corretor foi encerrado
+
+
 class KernelPool:
-    """Kernels iniciados com antecedência: enquanto um notebook roda, os dois kernels do
-    próximo (aluno e corretor, cada um com a sua pasta) já sobem e importam os módulos."""
+    """O ciclo de vida dos kernels de um processo de correção, um notebook por `execute`.
+
+    - Kernel do aluno: sempre novo. Assim que um notebook pega o seu, o próximo já começa
+      a subir (mesma tarefa e notebook, sem arquivos extras: como root, `trabalho/` é um
+      tmpfs copiado na partida e não recebe arquivos depois). Um notebook de outra
+      (tarefa, notebook) descarta o aquecido; uma entrega com arquivos além dos notebooks
+      usa um kernel novo com eles (o aquecido fica para o próximo). Ficam aquecidos os
+      kernels das MAX_WARM_KEYS (tarefa, notebook) usadas por último; os de uma mais antiga
+      são encerrados quando outra chega.
+    - Kernel do corretor: só roda código do professor, então serve ao próximo notebook da
+      mesma (tarefa, notebook) se TODAS as regras valem: nada aconteceu com ele neste
+      notebook (tempo estourado, interrupção, morte, falta de memória: `harness_trouble`),
+      nenhuma bandeira, menos de MAX_HARNESS_USES notebooks servidos, e no próprio kernel
+      (`harness_side.reset_for_next`): o aluno não recebeu alça de objeto do corretor nem
+      alterou objeto dele, pico de memória abaixo de MAX_HARNESS_MEMORY do limite, estado
+      global igual ao da partida. Depois ele é zerado (IPython, ambiente, sementes) e recebe
+      um `_autograder_harness` novo; as células travadas rodam de novo, como num kernel novo.
+      Senão, é encerrado e um novo começa a subir. `ExecSettings.reuse_harness=False` desliga.
+    """
 
     def __init__(self, ws: Workspace, settings: ExecSettings):
         self.ws = ws
         self.settings = settings
-        self.warm: dict[tuple, asyncio.Future] = {}
+        self.stats = PoolStats()
+        self._students: dict[tuple, asyncio.Future] = {}    # chave -> kernel do aluno aquecido
+        self._harnesses: dict[tuple, asyncio.Future] = {}   # chave -> kernel do corretor pronto
+        self._recent: list[tuple] = []                         # chaves, da usada há mais tempo à última
 
-    def _launch(self, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> asyncio.Future:
-        warm = warm_modules(info.release[name])
-        student_dir = prepare_run_dir(self.ws, info.name, files)
-        harness_dir = prepare_run_dir(self.ws, info.name, {})     # só os arquivos da versão distribuída
-        kernels = [SandboxKernel(d, [str(self.ws.kernels_dir)]) for d in (student_dir, harness_dir)]
+    @staticmethod
+    def _key(info: AssignmentInfo, name: str) -> tuple:
+        return (info.name, name, info.source_hash)
 
-        async def both():
-            results = await asyncio.gather(
-                kernels[0].start(self.settings.startup_timeout, warm, student_stub_code()),
-                kernels[1].start(self.settings.startup_timeout, warm, harness_code()),
-                return_exceptions=True)
-            errors = [r for r in results if isinstance(r, BaseException)]
-            if errors:
-                await asyncio.gather(*(k.shutdown() for k in kernels))
-                raise errors[0]
-            return kernels
-        fut = asyncio.ensure_future(both())
-        fut.run_dirs = (student_dir, harness_dir)        # para limpar mesmo se o início falhar
-        return fut
+    def _start(self, info: AssignmentInfo, name: str, files: dict[str, bytes], harness: bool) -> asyncio.Future:
+        """Começa a subir um kernel (com a sua pasta); o futuro dá o kernel pronto ou KernelStartError."""
+        run_dir = prepare_run_dir(self.ws, info.name, {} if harness else files)
+        kernel = SandboxKernel(run_dir, [str(self.ws.kernels_dir)])
+        inject = harness_code() + harness_baseline_code() if harness else student_stub_code()
+        if harness:
+            self.stats.harness_starts += 1
+        else:
+            self.stats.student_starts += 1
 
-    def prefetch(self, key: tuple, info: AssignmentInfo, name: str, files: dict[str, bytes]) -> None:
-        if key not in self.warm:
-            self.warm[key] = self._launch(info, name, files)
+        async def go() -> SandboxKernel:
+            try:
+                await kernel.start(self.settings.startup_timeout, warm_modules(info.release[name]), inject)
+            except BaseException:
+                shutil.rmtree(run_dir, ignore_errors=True)
+                raise
+            return kernel
+        return asyncio.ensure_future(go())
 
-    async def take(self, key: tuple, info: AssignmentInfo, name: str,
-                   files: dict[str, bytes]) -> list[SandboxKernel]:
-        """[kernel do aluno, kernel do corretor]."""
-        fut = self.warm.pop(key, None) or self._launch(info, name, files)
+    async def _retire(self, kernel: SandboxKernel) -> None:
         try:
-            return await fut
-        except BaseException:
-            for d in fut.run_dirs:
-                shutil.rmtree(d, ignore_errors=True)
-            raise
-
-    async def discard(self, key: tuple) -> None:
-        fut = self.warm.pop(key, None)
-        if fut is None:
-            return
-        try:
-            for k in await fut:
-                await k.shutdown()
-        except BaseException:  # noqa: BLE001 - descartando: não importa como terminou
-            pass
-        for d in fut.run_dirs:
-            shutil.rmtree(d, ignore_errors=True)
-
-    async def execute(self, info: AssignmentInfo, name: str, files: dict[str, bytes], nb):
-        """Roda `nb` num par de kernels (aluno, corretor) e os encerra; KernelStartError se não iniciam."""
-        key = (info.name, name)
-        student_k, harness_k = await self.take(key, info, name, files)
-        try:
-            return await execute_notebook(nb, student_k, harness_k, self.settings)
+            await kernel.shutdown()
         finally:
-            for k in (student_k, harness_k):
-                shutil.rmtree(k.run_dir, ignore_errors=True)
+            shutil.rmtree(kernel.run_dir, ignore_errors=True)
+
+    async def _dispose(self, fut: asyncio.Future) -> None:
+        """Encerra um kernel aquecido que não vai ser usado (como quer que a partida tenha ido)."""
+        try:
+            kernel = await fut
+        except BaseException:  # noqa: BLE001 - a partida falhou: não há kernel (a pasta já foi limpa)
+            return
+        await self._retire(kernel)
+
+    async def _reset(self, info: AssignmentInfo, name: str, kernel: SandboxKernel) -> SandboxKernel:
+        why = await reset_harness(kernel, self.settings.startup_timeout, MAX_HARNESS_MEMORY)
+        if why is None:
+            return kernel
+        self.stats.recycled.append(f"{name}: {why}")
+        await self._retire(kernel)
+        return await self._start(info, name, {}, harness=True)
+
+    def _why_not_reuse(self, outcome: ExecOutcome, harness: SandboxKernel) -> str | None:
+        """As regras vistas de fora do kernel; None = pode ir para o reset."""
+        if not self.settings.reuse_harness:
+            return "reaproveitamento desligado"
+        if outcome.harness_trouble:
+            return "; ".join(outcome.harness_trouble)
+        if outcome.flags:
+            return "notebook com bandeira"
+        if harness.uses >= MAX_HARNESS_USES:
+            return f"já serviu a {harness.uses} notebooks"
+        box = harness.box
+        if box is not None and box.memory_exceeded():
+            return "falta de memória na caixa"
+        return None
+
+    async def execute(self, info: AssignmentInfo, name: str, files: dict[str, bytes], nb) -> ExecOutcome:
+        """Roda `nb` (já restaurado e pré-processado; as saídas mudam) num kernel do aluno novo e
+        num do corretor (novo ou zerado); levanta KernelStartError se eles não sobem."""
+        key = self._key(info, name)
+        self._recent = [k for k in self._recent if k != key] + [key]
+        for old in self._recent[:-MAX_WARM_KEYS]:               # a (tarefa, notebook) mais antiga
+            for pool in (self._students, self._harnesses):
+                if old in pool:
+                    await self._dispose(pool.pop(old))
+        self._recent = self._recent[-MAX_WARM_KEYS:]
+        extra = {k: v for k, v in files.items() if not k.endswith(".ipynb")}
+        student_f = None if extra else self._students.pop(key, None)
+        student_f = student_f or self._start(info, name, extra, harness=False)
+        harness_f = self._harnesses.pop(key, None) or self._start(info, name, {}, harness=True)
+        if key not in self._students:                            # o próximo já começa a subir
+            self._students[key] = self._start(info, name, {}, harness=False)
+        if not self.settings.reuse_harness:
+            self._harnesses[key] = self._start(info, name, {}, harness=True)
+        got = await asyncio.gather(student_f, harness_f, return_exceptions=True)
+        errors = [g for g in got if isinstance(g, BaseException)]
+        if errors:
+            for g in got:
+                if isinstance(g, SandboxKernel):
+                    await self._retire(g)
+            if isinstance(errors[0], KernelStartError) or not isinstance(errors[0], Exception):
+                raise errors[0]
+            raise KernelStartError(f"o kernel não iniciou: {type(errors[0]).__name__}: {errors[0]}") from errors[0]
+        student, harness = got
+        self.stats.harness_reuses += harness.uses > 0
+        harness.uses += 1
+        try:
+            outcome = await execute_notebook(nb, student, harness, self.settings, keep_harness=True)
+        except BaseException:
+            await asyncio.gather(self._retire(student), self._retire(harness), return_exceptions=True)
+            raise
+        shutil.rmtree(student.run_dir, ignore_errors=True)
+        why = self._why_not_reuse(outcome, harness)
+        if why is None:
+            self._harnesses[key] = asyncio.ensure_future(self._reset(info, name, harness))
+        else:
+            self.stats.recycled.append(f"{name}: {why}")
+            await self._retire(harness)
+            if key not in self._harnesses:
+                self._harnesses[key] = self._start(info, name, {}, harness=True)
+        return outcome
 
     async def close(self) -> None:
-        for key in list(self.warm):
-            await self.discard(key)
+        """Encerra todos os kernels aquecidos ou guardados."""
+        for pool in (self._students, self._harnesses):
+            while pool:
+                await self._dispose(pool.pop(next(iter(pool))))
 
 
 async def grade_notebook(ws: Workspace, info: AssignmentInfo, task, shard_url: str,
@@ -285,7 +376,12 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, task, shard_url: s
         (res.details if it.kind == "tampered" else res.notes).append(it.message)
     tampered = any(it.kind == "tampered" for it in issues)
 
+    import warnings
+
     from nbgrader.api import Gradebook
+    from sqlalchemy.exc import SAWarning
+    # o nbgrader avisa de objetos fora da sessão ao salvar notas num gradebook novo: ruído
+    warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader(\..*)?$")
     from nbgrader.preprocessors import (CheckCellMetadata, ClearOutput, DeduplicateIds,
                                         LimitOutput, OverwriteCells, OverwriteKernelspec,
                                         SaveAutoGrades)
@@ -300,7 +396,12 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, task, shard_url: s
     nb, resources = _run_nbgrader([ClearOutput, DeduplicateIds, OverwriteKernelspec,
                                    OverwriteCells, CheckCellMetadata], nb, resources, config)
 
-    outcome = await pool.execute(info, name, task.files, nb)
+    try:
+        outcome = await pool.execute(info, name, task.files, nb)
+    except KernelStartError as e:
+        res.status = Status.CRASHED
+        res.details.append(f"o kernel não iniciou: {str(e).splitlines()[0][:300]}")
+        return res, None
     res.seconds = round(outcome.seconds, 3)
     res.details += outcome.details
     res.flags += outcome.flags

@@ -37,7 +37,7 @@ from pathlib import Path
 import nbformat
 
 from .course import Workspace, temp_base
-from .executor import ExecSettings, KernelStartError
+from .executor import ExecSettings
 from .results import NotebookResult, QuestionResult, Status
 from .sandbox import Limits
 
@@ -191,9 +191,6 @@ class _Grader:
             out.result.status = Status.TIMEOUT
             out.result.seconds = limit
             return out
-        except KernelStartError as e:
-            return crashed_output(task, info.cells[task.notebook],
-                                  f"o kernel não iniciou: {str(e).splitlines()[0][:300]}")
         return TaskOutput(task.student, task.assignment, task.notebook, result,
                           nbformat.writes(nb).encode() if nb is not None else None)
 
@@ -259,9 +256,6 @@ def _arm_idle_timer() -> None:
 def grade(course: Course, task: GradeTask) -> TaskOutput:
     """A tarefa do Dask: corrige um notebook neste processo (uma correção por vez)."""
     global _current
-    import warnings
-    # avisos do SQLAlchemy dentro do nbgrader (sessão do gradebook local): ruído no terminal do professor
-    warnings.filterwarnings("ignore", module=r"nbgrader(\..*)?$")
     with _lock:
         old = None
         if _current is not None and _current.digest != course.digest:

@@ -1,0 +1,205 @@
+"""Reaproveitamento do kernel do corretor (issue 12): mesma nota, nada passa de um aluno ao próximo.
+
+Duas tarefas pequenas feitas aqui (nbbuild), corrigidas no próprio processo com
+`job.grade_notebook` e um `KernelPool`, na ordem escolhida pelo teste:
+
+- `93-reuso`: `dobro` e uma célula de teste que lê e depois muda o ambiente
+  (`os.environ`), imprime um sorteio do torch, um aviso e `len(In)`: com o
+  reset incompleto, a saída do segundo notebook seria outra;
+- `94-modelo`: o teste passa ao aluno um modelo guardado num cache de módulo
+  (`sys.modules`, como um carregador com lru_cache), que o reset do IPython
+  não apaga: um aluno hostil o altera pela alça (`load_state_dict`).
+
+(a) com e sem reaproveitamento: notas, situações e saídas das células de teste
+iguais; (b) alunos hostis (alça, cópia de volta, sono além do prazo, resposta
+enorme) antes de um correto: a nota do correto não muda; (c) os kernels
+iniciados contam o reaproveitamento e cada regra que o impede.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import job, sandbox
+from autograder.course import Workspace
+from autograder.executor import ExecSettings
+from autograder.nbbuild import Notebook
+from autograder.tasks import GradeTask
+
+HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not HAS_BWRAP, reason=f"sandbox: {WHY_NOT}")]
+
+A, M = "93-reuso", "94-modelo"
+CORRECT = {"dobro": "def dobro(x):\n    return 2 * x\n"}
+WRONG = {"dobro": "def dobro(x):\n    return x + 1\n"}
+SLEEPER = {"dobro": "import time\ndef dobro(x):\n    time.sleep(60)\n    return 2 * x\n"}
+MUTANT = {"dobro": "def dobro(x):\n    x *= 0\n    return 2 * x\n"}
+HUGE = {"dobro": "import numpy as np\ndef dobro(x):\n    if len(x) == 3:\n"
+                 "        return np.ones(5_000_000)\n    return 2 * x\n"}
+APPLY = {"aplica": "def aplica(m, x):\n    return m(x)\n"}
+POISON = {"aplica": "import torch\ndef aplica(m, x):\n"
+                    "    m.load_state_dict({'weight': torch.zeros(1, 3)})\n    return m(x)\n"}
+LIMITS = {"cell_timeout": 5.0, "notebook_timeout": 40.0}
+
+
+def _build(sol: Path) -> None:
+    nb = Notebook(A, titulo="Reaproveitamento do corretor")
+    nb.setup("import os\nimport warnings\nimport numpy as np\nimport torch\ntorch.manual_seed(0)")
+    nb.solution("def dobro(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION", grade_id="dobro")
+    nb.tests('conferir("dobro", dobro(np.arange(3.0)), np.array([0.0, 2.0, 4.0]))\n'
+             "### BEGIN HIDDEN TESTS\n"
+             'conferir("dobro oculto", dobro(np.array([-1.5])), np.array([-3.0]))\n'
+             "### END HIDDEN TESTS", grade_id="test_dobro", points=2)
+    nb.tests('print("ambiente:", os.environ.get("AG_REUSO"), "histórico:", len(In), "sorteio:", torch.randn(2))\n'
+             'warnings.warn("aviso do teste")\n'
+             'os.environ["AG_REUSO"] = "sujo"\n'
+             "np.set_printoptions(precision=8)", grade_id="test_estado", points=1)
+    nbformat.write(nb.nb, _path(sol, A))
+
+    nb = Notebook(M, titulo="Modelo do corretor")
+    nb.setup("import sys\nimport types\nimport numpy as np\nimport torch\n"
+             'if "_cache_do_curso" not in sys.modules:      # cache de módulo: sobrevive ao reset do IPython\n'
+             '    _c = types.ModuleType("_cache_do_curso")\n'
+             "    _c.modelo = torch.nn.Linear(3, 1, bias=False)\n"
+             "    with torch.no_grad():\n"
+             "        _c.modelo.weight.fill_(1.0)\n"
+             '    sys.modules["_cache_do_curso"] = _c\n'
+             'modelo = sys.modules["_cache_do_curso"].modelo')
+    nb.solution("def aplica(m, x):\n    ### BEGIN SOLUTION\n    return m(x)\n    ### END SOLUTION",
+                grade_id="aplica")
+    nb.tests('assert torch.allclose(aplica(modelo, torch.ones(1, 3)), torch.tensor([[3.0]])), "aplica errada"',
+             grade_id="test_aplica", points=2)
+    nbformat.write(nb.nb, _path(sol, M))
+
+
+def _path(sol: Path, a: str) -> Path:
+    p = sol / a / f"{a}.ipynb"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+@pytest.fixture(scope="module")
+def curso(tmp_path_factory):
+    base = tmp_path_factory.mktemp("reuso")
+    sol = base / "solucoes"
+    _build(sol)
+    ws = Workspace(base / "ws", sol)
+    infos = ws.prepare([A, M])
+    cfg = sandbox.SandboxConfig(enabled=True, limits=sandbox.Limits(), python=sys.executable)
+    sandbox.write_kernel_spec(cfg, ws.kernels_dir)
+    return {"ws": ws, "infos": infos, "base": base, "runs": 0}
+
+
+def _notebook(info, answers: dict) -> str:
+    nb = nbformat.from_dict(json.loads(json.dumps(info.release[info.name])))
+    for c in nb.cells:
+        gid = c.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in answers:
+            c.source = answers[gid]
+    return nbformat.writes(nb)
+
+
+def grade(curso, order: list[tuple[str, str, dict]], reuse: bool = True) -> tuple[list[dict], job.PoolStats]:
+    """Corrige (aluno, tarefa, respostas) nesta ordem, num processo e num KernelPool só."""
+    ws, infos = curso["ws"], curso["infos"]
+    curso["runs"] += 1
+    shard = curso["base"] / f"shard-{curso['runs']}.db"
+    shutil.copy(ws.db_path, shard)
+    settings = ExecSettings(**LIMITS, reuse_harness=reuse)
+
+    async def run():
+        pool = job.KernelPool(ws, settings)
+        out = []
+        try:
+            for student, a, answers in order:
+                raw = _notebook(infos[a], answers).encode()
+                task = GradeTask(student, a, a, raw, {})
+                r, nb = await job.grade_notebook(ws, infos[a], task, f"sqlite:///{shard}", settings, pool)
+                tests = {c.metadata["nbgrader"]["grade_id"]: (c.execution_count, _outputs(c))
+                         for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
+                         and c.cell_type == "code"}
+                out.append({"student": student, "status": str(r.status),
+                            "scores": {q.grade_id: q.score for q in r.questions},
+                            "tests": tests, "details": list(r.details)})
+        finally:
+            await pool.close()
+        return out, pool.stats
+    return asyncio.run(run())
+
+
+def _outputs(cell) -> list:
+    """Saídas comparáveis: sem o traceback e sem a pasta do kernel (outra a cada kernel, novo ou não)."""
+    out = []
+    for o in cell.outputs:
+        o = dict(o)
+        o.pop("execution_count", None)
+        if o.get("output_type") == "error":     # o traceback traz o arquivo temporário do kernel
+            o.pop("traceback", None)
+        out.append(json.loads(re.sub(r"/[^\s:\"]*/trabalho/", "TRABALHO/", json.dumps(o))))
+    return out
+
+
+def _same(a: dict, b: dict) -> None:
+    assert (a["status"], a["scores"]) == (b["status"], b["scores"]), (a, b)
+    assert a["tests"] == b["tests"], json.dumps([a["tests"], b["tests"]], ensure_ascii=False, indent=1)
+
+
+CLASS = [("ana", A, CORRECT), ("bruno", A, WRONG), ("carla", A, CORRECT), ("davi", A, {})]
+
+
+@pytest.fixture(scope="module")
+def fresh(curso):
+    """A turma com um kernel do corretor novo por notebook (o corretor antes da issue 12)."""
+    rows, stats = grade(curso, CLASS + [("eva", M, APPLY)], reuse=False)
+    return {"rows": {r["student"]: r for r in rows}, "stats": stats}
+
+
+def test_same_grades_and_test_outputs_with_and_without_reuse(curso, fresh):
+    rows, stats = grade(curso, CLASS, reuse=True)
+    for r in rows:
+        _same(r, fresh["rows"][r["student"]])
+    # test_estado vale 0 para todos: o nbgrader zera uma célula com saída em stderr (o aviso)
+    assert (fresh["rows"]["ana"]["scores"]["test_dobro"], fresh["rows"]["ana"]["scores"]["test_estado"]) == (2, 0)
+    assert fresh["rows"]["bruno"]["scores"]["test_dobro"] == 0.0
+    text = json.dumps(fresh["rows"]["carla"]["tests"]["test_estado"], ensure_ascii=False)
+    assert "ambiente: None" in text and "aviso do teste" in text, text
+    # (c) um kernel do corretor para os quatro notebooks; sem reaproveitamento, um por notebook
+    assert (stats.harness_starts, stats.harness_reuses) == (1, 3), stats
+    assert fresh["stats"].harness_starts >= 5 and fresh["stats"].harness_reuses == 0, fresh["stats"]
+
+
+def test_hostile_students_cannot_change_the_next_grade(curso, fresh):
+    """Cada hostil é corrigido logo antes de um aluno correto, no mesmo processo."""
+    order = [("h-dorme", A, SLEEPER), ("c1", A, CORRECT), ("h-muda", A, MUTANT), ("c2", A, CORRECT),
+             ("h-enorme", A, HUGE), ("c3", A, CORRECT), ("h-veneno", M, POISON), ("c4", M, APPLY)]
+    rows, stats = grade(curso, order, reuse=True)
+    by = {r["student"]: r for r in rows}
+    for c in ("c1", "c2", "c3"):
+        _same(by[c], fresh["rows"]["ana"])
+    _same(by["c4"], fresh["rows"]["eva"])
+    assert by["c4"]["scores"]["test_aplica"] == 2.0
+    assert by["h-dorme"]["status"] == "timeout" and by["h-veneno"]["scores"]["test_aplica"] == 0.0, by
+    reasons = " | ".join(stats.recycled)
+    for what in ("estourou o tempo", "cópia de volta", "alças"):
+        assert what in reasons, reasons
+
+
+def test_each_rule_recycles_the_harness(curso, monkeypatch):
+    monkeypatch.setattr(job, "MAX_HARNESS_USES", 2)
+    _, stats = grade(curso, [("u1", A, CORRECT), ("u2", A, CORRECT), ("u3", A, CORRECT)])
+    assert (stats.harness_starts, stats.harness_reuses) == (2, 1), stats
+    assert any("já serviu a 2" in r for r in stats.recycled), stats
+    monkeypatch.setattr(job, "MAX_HARNESS_USES", 20)
+    monkeypatch.setattr(job, "MAX_HARNESS_MEMORY", 1e-6)
+    _, stats = grade(curso, [("m1", A, CORRECT), ("m2", A, CORRECT)])
+    # o terceiro é o substituto que começa a subir depois do reset recusado do segundo notebook
+    assert (stats.harness_starts, stats.harness_reuses) == (3, 0), stats
+    assert len(stats.recycled) == 2 and all("memória" in r for r in stats.recycled), stats
