@@ -254,7 +254,8 @@ class KernelPool:
         async def go() -> SandboxKernel:
             try:
                 await kernel.start(self.settings.startup_timeout, warm_modules(info.release[name]), inject)
-            except BaseException:
+            except BaseException:       # inclusive cancelamento (tempo da tarefa): nada fica rodando
+                await kernel.shutdown()
                 shutil.rmtree(run_dir, ignore_errors=True)
                 raise
             return kernel

@@ -42,6 +42,8 @@ CORRECT = {"dobro": "def dobro(x):\n    return 2 * x\n"}
 WRONG = {"dobro": "def dobro(x):\n    return x + 1\n"}
 SLEEPER = {"dobro": "import time\ndef dobro(x):\n    time.sleep(60)\n    return 2 * x\n"}
 MUTANT = {"dobro": "def dobro(x):\n    x *= 0\n    return 2 * x\n"}
+IDENTITY = {"dobro": "def dobro(x):\n    return x\n"}
+NEGATIVE = {"dobro": "def dobro(x):\n    return -x\n"}
 HUGE = {"dobro": "import numpy as np\ndef dobro(x):\n    if len(x) == 3:\n"
                  "        return np.ones(5_000_000)\n    return 2 * x\n"}
 APPLY = {"aplica": "def aplica(m, x):\n    return m(x)\n"}
@@ -62,6 +64,13 @@ def _build(sol: Path) -> None:
              'warnings.warn("aviso do teste")\n'
              'os.environ["AG_REUSO"] = "sujo"\n'
              "np.set_printoptions(precision=8)", grade_id="test_estado", points=1)
+    # o corretor marca o notebook (bandeira) ou estoura o tempo ele mesmo, conforme a resposta
+    nb.tests("_r = dobro(7.0)\n"
+             "if _r == 7.0:\n"
+             '    _autograder_harness.flag("dobro(7) deu 7")\n'
+             "elif _r == -7.0:\n"
+             "    import time\n"
+             "    time.sleep(60)", grade_id="test_regras", points=1)
     nbformat.write(nb.nb, _path(sol, A))
 
     nb = Notebook(M, titulo="Modelo do corretor")
@@ -203,3 +212,14 @@ def test_each_rule_recycles_the_harness(curso, monkeypatch):
     # o terceiro é o substituto que começa a subir depois do reset recusado do segundo notebook
     assert (stats.harness_starts, stats.harness_reuses) == (3, 0), stats
     assert len(stats.recycled) == 2 and all("memória" in r for r in stats.recycled), stats
+
+
+def test_flag_and_harness_timeout_recycle_it(curso, fresh):
+    rows, stats = grade(curso, [("f", A, IDENTITY), ("c5", A, CORRECT), ("t", A, NEGATIVE), ("c6", A, CORRECT)])
+    by = {r["student"]: r for r in rows}
+    assert (by["f"]["status"], by["t"]["status"]) == ("flagged", "timeout"), by
+    for c in ("c5", "c6"):
+        _same(by[c], fresh["rows"]["ana"])
+    reasons = " | ".join(stats.recycled)
+    assert "bandeira" in reasons and "interrompido" in reasons, reasons
+    assert (stats.harness_starts, stats.harness_reuses) == (3, 1), stats
