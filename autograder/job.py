@@ -298,9 +298,13 @@ class KernelPool:
             return "falta de memória na caixa"
         return None
 
-    async def execute(self, info: AssignmentInfo, name: str, files: dict[str, bytes], nb) -> ExecOutcome:
+    async def execute(self, info: AssignmentInfo, name: str, files: dict[str, bytes], nb,
+                      warm_next: bool = True) -> ExecOutcome:
         """Roda `nb` (já restaurado e pré-processado; as saídas mudam) num kernel do aluno novo e
-        num do corretor (novo ou zerado); levanta KernelStartError se eles não sobem."""
+        num do corretor (novo ou zerado); levanta KernelStartError se eles não sobem.
+
+        warm_next=False: quem planeja sabe que este processo não vai corrigir outro notebook
+        igual (era o último da fila): nada é aquecido para ele, e o kernel do corretor acaba aqui."""
         key = self._key(info, name)
         self._recent = [k for k in self._recent if k != key] + [key]
         for old in self._recent[:-MAX_WARM_KEYS]:               # a (tarefa, notebook) mais antiga
@@ -312,9 +316,9 @@ class KernelPool:
         student_f = None if extra else self._students.pop(key, None)
         student_f = student_f or self._start(info, name, extra, harness=False)
         harness_f = self._harnesses.pop(key, None) or self._start(info, name, {}, harness=True)
-        if key not in self._students:                            # o próximo já começa a subir
+        if key not in self._students and warm_next:              # o próximo já começa a subir
             self._students[key] = self._start(info, name, {}, harness=False)
-        if not self.settings.reuse_harness:
+        if not self.settings.reuse_harness and warm_next:
             self._harnesses[key] = self._start(info, name, {}, harness=True)
         got = await asyncio.gather(student_f, harness_f, return_exceptions=True)
         errors = [g for g in got if isinstance(g, BaseException)]
@@ -334,13 +338,13 @@ class KernelPool:
             await asyncio.gather(self._retire(student), self._retire(harness), return_exceptions=True)
             raise
         shutil.rmtree(student.run_dir, ignore_errors=True)
-        why = self._why_not_reuse(outcome, harness)
+        why = self._why_not_reuse(outcome, harness) if warm_next else "último notebook igual neste processo"
         if why is None:
             self._harnesses[key] = asyncio.ensure_future(self._reset(info, name, harness))
         else:
             self.stats.recycled.append(f"{name}: {why}")
             await self._retire(harness)
-            if key not in self._harnesses:
+            if key not in self._harnesses and warm_next:
                 self._harnesses[key] = self._start(info, name, {}, harness=True)
         return outcome
 
@@ -398,7 +402,7 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, task, shard_url: s
                                    OverwriteCells, CheckCellMetadata], nb, resources, config)
 
     try:
-        outcome = await pool.execute(info, name, task.files, nb)
+        outcome = await pool.execute(info, name, task.files, nb, warm_next=task.warm_next)
     except KernelStartError as e:
         res.status = Status.CRASHED
         res.details.append(f"o kernel não iniciou: {str(e).splitlines()[0][:300]}")

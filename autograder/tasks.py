@@ -79,6 +79,8 @@ class GradeTask:
     files: dict[str, bytes]                      # os outros arquivos da entrega (vão para trabalho/)
     timestamp: str | None = None                 # ISO 8601, com fuso
     note: str | None = None                      # p.ex. "notebook com outro nome (...) usado como ..."
+    # False: não vale aquecer kernels para um próximo notebook igual (a fila dele acabou)
+    warm_next: bool = True
 
 
 @dataclass
