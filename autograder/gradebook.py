@@ -35,7 +35,7 @@ def _quiet() -> None:
     warnings.filterwarnings("ignore", module="nbgrader")
 
 
-def _joined(gb, model, assignments):
+def _joined(gb, model, assignments, students=None):
     from nbgrader.api import (Assignment, BaseCell, Notebook, Student, SubmittedAssignment,
                               SubmittedNotebook)
     q = (gb.db.query(model, BaseCell.name, Notebook.name, Assignment.name, Student.id)
@@ -47,13 +47,16 @@ def _joined(gb, model, assignments):
          .join(Student, SubmittedAssignment.student_id == Student.id))
     if assignments is not None:
         q = q.filter(Assignment.name.in_(list(assignments)))
+    if students is not None:
+        q = q.filter(Student.id.in_(list(students)))
     return {(st, a, nb, cell): obj for obj, cell, nb, a, st in q.all()}
 
 
-def grade_rows(gb, assignments: Iterable[str] | None = None) -> dict[Key, object]:
-    """Todas as notas (`nbgrader.api.Grade`) numa consulta."""
+def grade_rows(gb, assignments: Iterable[str] | None = None,
+               students: Iterable[str] | None = None) -> dict[Key, object]:
+    """Todas as notas (`nbgrader.api.Grade`) numa consulta; só destes alunos, se dados."""
     from nbgrader.api import Grade
-    return _joined(gb, Grade, assignments)
+    return _joined(gb, Grade, assignments, students)
 
 
 def comment_rows(gb, assignments: Iterable[str] | None = None) -> dict[Key, object]:
@@ -102,7 +105,10 @@ def merge_results(ws: Workspace, results: Iterable[JobResult]) -> None:
             elif sub.timestamp != ts:
                 sub.timestamp = ts
         gb.db.commit()
-        grades = grade_rows(gb, {a for _, a in results})
+        # só os alunos do lote (o corretor junta um lote a cada 20 s, e a turma pode ter milhares);
+        # lote grande (a junção do fim): a tarefa inteira, sem estourar o limite de parâmetros do sqlite
+        who = {s for s, _ in results}
+        grades = grade_rows(gb, {a for _, a in results}, who if len(who) <= 500 else None)
         for (s, a), r in results.items():
             for nbr in r.notebooks:
                 for q in nbr.questions:
