@@ -105,6 +105,14 @@ def crashed_output(task: GradeTask, cells: list[dict], reason: str) -> TaskOutpu
     return TaskOutput(task.student, task.assignment, task.notebook, nb)
 
 
+def timeout_output(task: GradeTask, cells: list[dict], limit: float) -> TaskOutput:
+    """Notebook cuja correção passou do prazo externo (`task_limit`): `timeout`, nota 0."""
+    out = crashed_output(task, cells, f"a correção passou de {limit:.0f} s e foi encerrada pelo corretor")
+    out.result.status = Status.TIMEOUT
+    out.result.seconds = limit
+    return out
+
+
 # ----------------------------------------------------------------------------- lado do trabalhador
 
 def prebuild_matplotlib_cache(ws: Workspace) -> None:
@@ -188,11 +196,7 @@ class _Grader:
             result, nb = await asyncio.wait_for(
                 grade_notebook(self.ws, info, task, shard_url, self.course.settings, self.pool), limit)
         except asyncio.TimeoutError:
-            out = crashed_output(task, info.cells[task.notebook],
-                                 f"a correção passou de {limit:.0f} s e foi encerrada pelo corretor")
-            out.result.status = Status.TIMEOUT
-            out.result.seconds = limit
-            return out
+            return timeout_output(task, info.cells[task.notebook], limit)
         return TaskOutput(task.student, task.assignment, task.notebook, result,
                           nbformat.writes(nb).encode() if nb is not None else None)
 

@@ -206,13 +206,15 @@ def test_task_titles_come_from_the_heading_before_each_cell():
     assert titles["subtrair_maximo"] == "Tarefa 5 — por que subtrair o máximo?"
 
 
-def test_watchdog_result_is_a_typed_timeout_that_survives_the_json_round_trip(tmp_path):
+def test_timeout_result_is_typed_and_survives_the_json_round_trip(tmp_path):
+    """O prazo externo de uma tarefa do Dask (tasks.task_limit) vira uma linha `timeout` tipada."""
     from autograder.results import JobResult, Status
-    from autograder.runner import _watchdog_result
     from autograder.store import read_result, write_result
-    cells = {A1: [{"grade_id": "test_dobro", "max_score": 2.0, "kind": "test", "title": "Tarefa 1 — o dobro"}]}
-    r = _watchdog_result({"student": "ana", "assignment": A1, "key": "k", "timestamp": None}, cells, 99.0)
-    assert isinstance(r, JobResult) and r.status is Status.TIMEOUT and r.auto_score == 0.0
+    from autograder.tasks import GradeTask, timeout_output
+    cells = [{"grade_id": "test_dobro", "max_score": 2.0, "kind": "test", "title": "Tarefa 1 — o dobro"}]
+    out = timeout_output(GradeTask("ana", A1, A1, b"{}", {}), cells, 99.0)
+    r = JobResult("ana", A1, "k", None, [out.result]).finish()
+    assert r.status is Status.TIMEOUT and r.auto_score == 0.0 and out.autograded is None
     write_result(tmp_path / "r.json", r)
     back = read_result(tmp_path / "r.json")
     assert back == r and "passou de 99 s" in back.details[0]
