@@ -31,6 +31,7 @@ import shutil
 import sys
 import time
 import uuid
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import timezone
@@ -259,10 +260,6 @@ def build_tasks(infos, todo: list[Job]) -> list[GradeTask]:
     return sorted(out, key=lambda t: (t.assignment, t.notebook, t.student))
 
 
-class ClusterLost(GradeError):
-    """O cluster Dask parou de responder no meio da correção."""
-
-
 @contextmanager
 def dask_client(opts: GradeOptions):
     """Um `distributed.Client`: do cluster em `opts.scheduler` ou de um LocalCluster de
@@ -399,10 +396,8 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
             course_f = client.scatter(course, broadcast=True, hash=False)
             futures = {}
             queue = list(reversed(task_list))
-            left: dict[tuple, int] = {}
-            for t in task_list:
-                left[(t.assignment, t.notebook)] = left.get((t.assignment, t.notebook), 0) + 1
-            ac = None
+            left = Counter((t.assignment, t.notebook) for t in task_list)
+            ac = as_completed(loop=client.loop)
 
             def threads() -> int:
                 return max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()))
@@ -419,12 +414,10 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
                     f = client.submit(worker_side.grade, course_f, t, pure=False, retries=MAX_TRIES - 1,
                                       key=f"corrigir-{t.assignment}-{t.notebook}-{t.student}-{uuid.uuid4().hex[:8]}")
                     futures[f] = t
-                    if ac is not None:
-                        ac.add(f)
+                    ac.add(f)
                     room -= 1
 
             top_up()
-            ac = as_completed(list(futures), loop=client.loop)
             bar.render(force=True)
             try:
                 for fut in ac:
@@ -438,7 +431,7 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
                                "(memória da máquina esgotada?)")
                         record(crashed_output(t, cells, f"não foi possível corrigir: {why}"), why)
                     except (FutureCancelledError, OSError) as e:
-                        raise ClusterLost(str(e)) from None
+                        raise GradeError(_lost_message(opts, done, len(task_list), str(e))) from None
                     except Exception as e:  # noqa: BLE001 - erro do corretor: linha crashed, sem chave
                         msg = f"{type(e).__name__}: {e}".strip()
                         record(crashed_output(t, cells, f"não foi possível corrigir: {msg[:300]}"), msg)
@@ -449,8 +442,6 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
                     client.run(worker_side.release, course.digest, wait=True)
                 except Exception:  # noqa: BLE001 - cluster fechando ou perdido: o relógio de ociosidade solta
                     pass
-    except ClusterLost as e:
-        raise GradeError(_lost_message(opts, done, len(task_list), str(e))) from None
     except (OSError, TimeoutError) as e:
         if opts.scheduler:
             raise GradeError(_lost_message(opts, done, len(task_list), str(e))) from None

@@ -90,7 +90,6 @@ class TaskOutput:
     notebook: str
     result: NotebookResult
     autograded: bytes | None = None              # o notebook executado, com as notas do nbgrader
-    worker: str = ""                             # pid@máquina, para o log
 
 
 def task_limit(settings: ExecSettings) -> float:
@@ -205,9 +204,7 @@ class _Grader:
         try:
             fut = asyncio.run_coroutine_threadsafe(self._grade(task), self.loop)
             # o prazo de dentro (wait_for) vale primeiro; este só pega um laço travado
-            out = fut.result(timeout=task_limit(self.course.settings) + 60)
-            out.worker = _worker_name()
-            return out
+            return fut.result(timeout=task_limit(self.course.settings) + 60)
         finally:
             self.last_used = time.monotonic()
             self.busy = False
@@ -228,12 +225,6 @@ class _Grader:
 _lock = threading.Lock()
 _current: _Grader | None = None
 _idle_timer: threading.Timer | None = None
-
-
-def _worker_name() -> str:
-    import os
-    import socket
-    return f"{os.getpid()}@{socket.gethostname()}"
 
 
 def _idle_check() -> None:
