@@ -134,7 +134,7 @@ pdf: $(STAMP) $(APT_STAMP)
 clean:
 	rm -rf _build .pytest_cache
 
-# Pesos do modelo de linguagem do cap. 7 e 11: tokenizador BPE e modelo tiny
+# Pesos do modelo de linguagem do cap. 8 e 12: tokenizador BPE e modelo tiny
 # treinados na prosa do projeto (python -m atencao.lm). Grava atencao/data/.
 weights: $(STAMP)
 	$(BIN)/python -m atencao.lm

@@ -1,7 +1,7 @@
-"""Figuras dos capítulos 9 e 10, desenhadas a partir do próprio algoritmo.
+"""Figuras dos capítulos 10 e 11, desenhadas a partir do próprio algoritmo.
 
 - `online_trace` percorre uma linha de pontuações em blocos com `atencao.merge`
-  (a mesma junção do capítulo 9) e devolve, bloco a bloco, o máximo corrente
+  (a mesma junção do capítulo 10) e devolve, bloco a bloco, o máximo corrente
   m_j, a soma corrente ℓ_j e os blocos em que o máximo subiu (os reescalonamentos
   do estado antigo por e^{m_antigo − m_novo}); `plot_online_trace` desenha isso.
 - `plot_tile_dataflow` desenha o caminho dos blocos entre a HBM e a SRAM no

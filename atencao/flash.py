@@ -1,5 +1,5 @@
 """Softmax online e atenção em blocos, com o passo de volta do FlashAttention
-(capítulos 9 e 10 do livro).
+(capítulos 10 e 11 do livro).
 
 O que este arquivo promete:
 

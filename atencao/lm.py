@@ -1,4 +1,4 @@
-"""O modelo tiny como modelo de linguagem do português: treino, avaliação e pesos (cap. 7 e 11).
+"""O modelo tiny como modelo de linguagem do português: treino, avaliação e pesos (cap. 8 e 12).
 
 O que este arquivo promete:
 - `train_lm`: AdamW, passo de aprendizado com aquecimento linear e descida em

@@ -1,4 +1,4 @@
-"""Medidas honestas de tempo e de memória na CPU (capítulos 8-11 e bench/).
+"""Medidas honestas de tempo e de memória na CPU (capítulos 9-12 e bench/).
 
 * ``best_of(fns, rounds)``: melhor tempo de cada função em rodadas
   intercaladas (A, B, A, B, ...), para que todas vejam o mesmo ruído da

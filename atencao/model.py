@@ -1,4 +1,4 @@
-"""Do mecanismo ao modelo: multi-cabeça, GQA, bloco transformer e KV cache (cap. 6-7, 11).
+"""Do mecanismo ao modelo: multi-cabeça, GQA, bloco transformer e KV cache (cap. 6-7, 12).
 
 O que este arquivo promete:
 - `MultiHeadAttention`: h cabeças de consulta e `n_kv_heads` cabeças de

@@ -1,4 +1,4 @@
-"""Texto de verdade para o modelo tiny: o corpus do próprio livro e um tokenizador BPE (cap. 7).
+"""Texto de verdade para o modelo tiny: o corpus do próprio livro e um tokenizador BPE (cap. 8).
 
 O que este arquivo promete:
 - `project_corpus()`: o texto em português que o projeto escreveu: a prosa

@@ -383,7 +383,7 @@ def reuse_problems(base, max_rss_fraction):
         why.append("arquivos mudaram na pasta do trabalho, no HOME ou no /tmp")
     if _processes() != base["processes"]:
         why.append(f"processos novos ({len(base['processes'])} na partida, {len(_processes())} agora)")
-    # threads não entram: bibliotecas (p.ex. no cap. 9, depois do primeiro notebook) deixam
+    # threads não entram: bibliotecas (p.ex. no cap. 10, depois do primeiro notebook) deixam
     # uma thread de trabalho parada, e nenhuma linha do aluno roda neste processo
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

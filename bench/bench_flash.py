@@ -1,4 +1,4 @@
-"""Benchmarks da trilha FlashAttention (capítulos 9-10), em CPU, fp32.
+"""Benchmarks da trilha FlashAttention (capítulos 10-11), em CPU, fp32.
 
 Mede, numa só execução e como razões contra uma referência medida na mesma
 execução (os tempos absolutos nesta máquina variam até 20x entre execuções):

@@ -1,4 +1,4 @@
-"""Bench do capítulo 12: o kernel Triton contra o SDPA do torch, numa GPU.
+"""Bench do capítulo 13: o kernel Triton contra o SDPA do torch, numa GPU.
 
 Primeiro confere (a saída e os gradientes contra o SDPA em float32, o decode
 contra a fórmula direta, a softmax contra torch.softmax); só se tudo estiver
@@ -350,7 +350,7 @@ def _fmt(x, nd=1):
 
 
 def tabela(linhas, grade, device, info, falhas, cortado, total_s):
-    out = [f"# Bench do capítulo 12: FlashAttention em Triton x SDPA ({info['modo']})", ""]
+    out = [f"# Bench do capítulo 13: FlashAttention em Triton x SDPA ({info['modo']})", ""]
     out += [f"- GPU: {info['gpu']}", f"- data: {info['data']}",
             f"- versões: torch {torch.__version__}, triton {triton.__version__}, CUDA {torch.version.cuda}, "
             f"Python {platform.python_version()}",
@@ -419,7 +419,7 @@ def main(argv=None):
         out = args.out or ROOT / "bench" / "results-gpu.md"
         info = dict(gpu=torch.cuda.get_device_name(), modo="GPU")
     info["data"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    log(f"bench do cap. 12 ({info['modo']}): {info['gpu']}")
+    log(f"bench do cap. 13 ({info['modo']}): {info['gpu']}")
 
     if device == "cuda":
         log("0. pré-compilação")

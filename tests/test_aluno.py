@@ -2,7 +2,7 @@
 
 1. Uma solução de exercício roda inteira (nbclient, com o kernel do ambiente
    do aluno): numpy, torch, matplotlib e jupyterlab bastam para os capítulos
-   1 a 11, e nada do professor (nbgrader) nem triton está instalado.
+   1 a 12, e nada do professor (nbgrader) nem triton está instalado.
 2. `python -m atencao.copiar_exercicios` copia os cadernos para fora do
    repositório e não sobrescreve as respostas de quem roda de novo.
 3. O .ipynb que o leitor baixa de um capítulo (_build/html/_sources/..., feito

@@ -161,7 +161,7 @@ def test_repository_files_are_linked_and_the_clone_address_is_the_configured_one
     repo, branch = config["repository"]["url"].rstrip("/"), config["repository"]["branch"]
     intro = re.sub(r"<[^>]+>", "", (built / "book" / "intro.html").read_text(encoding="utf-8"))
     assert f"git clone {repo}" in intro and "endereço do repositório&gt;" not in intro
-    chapter = (built / "book" / "parte2" / "09-softmax-online.html").read_text(encoding="utf-8")
+    chapter = (built / "book" / "parte2" / "10-softmax-online.html").read_text(encoding="utf-8")
     assert f'href="{repo}/blob/{branch}/bench/results.md"' in chapter
     assert f'href="{repo}/tree/{branch}/bench"' in chapter
 

@@ -449,14 +449,14 @@ def test_download_button_gives_the_page_source_and_notebook(reports, page):
     assert str(ROOT) not in outputs and "ipykernel_" not in outputs, f"{page}: caminho da máquina nas saídas"
 
 
-OPTIONAL_EXERCISES = {"12-kernel-triton": ["12-desafio-flashattention"]}
+OPTIONAL_EXERCISES = {"13-kernel-triton": ["13-desafio-flashattention"]}
 
 
 @pytest.mark.parametrize("page,slug", chapters())
 def test_chapter_links_to_its_exercise_notebook(reports, site, page, slug):
     p = reports[page].probe
     want = f"{site}exercicios/{slug}.ipynb"
-    # o cap. 12 liga também o desafio opcional, depois do caderno do capítulo
+    # o cap. 13 liga também o desafio opcional, depois do caderno do capítulo
     extra = [f"{site}exercicios/{x}.ipynb" for x in OPTIONAL_EXERCISES.get(slug, [])]
     assert p["exercises"] == [want, *extra], f"{page}: link do exercício {p['exercises']}, esperado [{want}]"
     status, body = fetch(want)

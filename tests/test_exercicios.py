@@ -1,6 +1,6 @@
 """Os cadernos de exercícios, célula a célula e sem kernel (tests/nb_harness.py).
 
-Para cada fonte em autograder/fontes (menos a do cap. 12, que precisa do
+Para cada fonte em autograder/fontes (menos a do cap. 13, que precisa do
 interpretador do Triton e tem testes próprios):
   - a estrutura segue as convenções (3-6 tarefas com pontos, uma resposta
     escrita, testes ocultos, célula de preparação com o conferir inteiro);
@@ -16,7 +16,7 @@ from autograder import fontes
 from autograder.nbbuild import CONFERIR
 from nb_harness import meta, replacing, returns_none, run, solution_and_test_ids, stub
 
-# Os cadernos do cap. 12 (o principal e o desafio) precisam do interpretador do Triton e têm
+# Os cadernos do cap. 13 (o principal e o desafio) precisam do interpretador do Triton e têm
 # testes próprios (test_exercicio_cap12.py, test_exercicios_erros_tipicos.py).
 FONTES = {m.SLUG: m for m in fontes.modules() if not m.SLUG.startswith("12-")}
 TODAS = {m.SLUG: m for m in fontes.modules()}

@@ -11,14 +11,14 @@ import os
 import pytest
 import torch
 
-# O caderno do cap. 12 liga o interpretador antes de importar o triton; aqui, no mesmo
-# processo de outros cadernos (o cap. 9 já faz o torch importar o triton), ele precisa
+# O caderno do cap. 13 liga o interpretador antes de importar o triton; aqui, no mesmo
+# processo de outros cadernos (o cap. 10 já faz o torch importar o triton), ele precisa
 # estar ligado antes de qualquer import do triton, senão as funções @jit da própria
 # biblioteca (tl.zeros...) ficam compiladas para GPU.
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from autograder.fontes import cap01, cap04, cap06, cap07, cap09, cap12  # noqa: E402
+from autograder.fontes import cap01, cap04, cap06, cap07, cap10, cap13  # noqa: E402
 from nb_harness import meta, run  # noqa: E402
 
 # Respostas erradas típicas e o teste que deve pegá-las (visível ou oculto).
@@ -79,9 +79,9 @@ TYPICAL_MISTAKES = [
      "def softmax(x, dim=-1):\n    return torch.special.softmax(x, dim)\n"),
     (cap04, "softmax", "test_softmax",  # log_softmax + exp
      "def softmax(x, dim=-1):\n    return torch.log_softmax(x, dim).exp()\n"),
-    (cap09, "online_stats", "test_online_stats",  # a linha inteira de uma vez: nada de online
+    (cap10, "online_stats", "test_online_stats",  # a linha inteira de uma vez: nada de online
      "def online_stats(x, block):\n    m = x.amax(-1)\n    return m, torch.exp(x - m[..., None]).sum(-1)\n"),
-    (cap09, "blocked_attention", "test_blocked_attention",  # blocos de consultas com a linha inteira de chaves
+    (cap10, "blocked_attention", "test_blocked_attention",  # blocos de consultas com a linha inteira de chaves
      "def blocked_attention(q, k, v, block):\n    outs = []\n"
      "    for i0 in range(0, q.shape[-2], block):\n"
      "        s = q[..., i0:i0 + block, :] @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
@@ -115,7 +115,7 @@ TYPICAL_MISTAKES += [
     (cap04, "pesos_de_atencao", "test_pesos_de_atencao",  # esquece o 1/sqrt(d)
      "def pesos_de_atencao(q, k):\n    T = q.shape[-2]\n    s = q @ k.transpose(-2, -1)\n"
      "    return softmax(s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float('-inf')), dim=-1)\n"),
-    (cap09, "blocked_attention", "test_blocked_attention",  # esquece o 1/sqrt(d)
+    (cap10, "blocked_attention", "test_blocked_attention",  # esquece o 1/sqrt(d)
      "def blocked_attention(q, k, v, block):\n"
      "    lead, n = q.shape[:-2], q.shape[-2]\n"
      "    st = (torch.full((*lead, n), -inf, dtype=q.dtype), torch.zeros((*lead, n), dtype=q.dtype),\n"
@@ -123,8 +123,8 @@ TYPICAL_MISTAKES += [
      "    for j0 in range(0, k.shape[-2], block):\n"
      "        st = merge(st, state_of(q @ k[..., j0:j0 + block, :].transpose(-2, -1), v[..., j0:j0 + block, :]))\n"
      "    return st[2] / st[1][..., None]\n"),
-    (cap12, "flash_kernel", "test_flash_kernel",  # item 32: a condição das chaves PROIBIDAS usada como permitida
-     cap12.FLASH.replace("(offs_m[:, None] >= offs_n[None, :])", "(offs_n[None, :] > offs_m[:, None])")),
+    (cap13, "flash_kernel", "test_flash_kernel",  # item 32: a condição das chaves PROIBIDAS usada como permitida
+     cap13.FLASH.replace("(offs_m[:, None] >= offs_n[None, :])", "(offs_n[None, :] > offs_m[:, None])")),
 ]
 
 
@@ -154,9 +154,9 @@ COSTS_ONCE = [
     (cap04, "softmax", cap04.ERRADO["softmax"], "test_softmax", "test_pesos_de_atencao"),
     (cap04, "softmax", _SOFTMAX_SOMA_TUDO, "test_softmax", "test_jacobiano_softmax"),
     (cap04, "softmax", _SOFTMAX_SOMA_TUDO, "test_softmax", "test_pesos_de_atencao"),
-    (cap09, "merge", cap09.ERRADO["merge"], "test_merge", "test_blocked_attention"),
-    (cap12, "limite_chaves",  # esquece o bloco da diagonal: só as chaves < start_m
-     cap12.LIMITE.replace("tl.minimum(N, start_m + BLOCK_M)", "tl.minimum(N, start_m)"),
+    (cap10, "merge", cap10.ERRADO["merge"], "test_merge", "test_blocked_attention"),
+    (cap13, "limite_chaves",  # esquece o bloco da diagonal: só as chaves < start_m
+     cap13.LIMITE.replace("tl.minimum(N, start_m + BLOCK_M)", "tl.minimum(N, start_m)"),
      "test_limite_chaves", "test_flash_kernel"),
 ]
 
@@ -185,11 +185,11 @@ def test_typical_mistake_is_caught(mod, sol, test, src):
 
 
 def test_bonus_challenge_solution_passes_and_skipping_no_block_loses_only_the_causal_points():
-    """Desafio opcional do cap. 12: a solução passa em tudo; percorrer todas as chaves com a
+    """Desafio opcional do cap. 13: a solução passa em tudo; percorrer todas as chaves com a
     máscara causal (valores certos, blocos futuros lidos) perde só a célula causal."""
-    from autograder.fontes import cap12_desafio
+    from autograder.fontes import cap13_desafio
 
-    cs = cap12_desafio.build().nb.cells
+    cs = cap13_desafio.build().nb.cells
     assert not {k: v for k, v in run(cs).items() if v is not None}
-    res = run(cs, lambda c: cap12_desafio.ERRADO.get(meta(c)["grade_id"], c.source))
+    res = run(cs, lambda c: cap13_desafio.ERRADO.get(meta(c)["grade_id"], c.source))
     assert {k for k, v in res.items() if v is not None} == {"test_desafio_causal"}, res

@@ -1,4 +1,4 @@
-"""atencao.hardware (a tabela de GPUs das frases do livro) e atencao.figuras (figuras dos cap. 9 e 10)."""
+"""atencao.hardware (a tabela de GPUs das frases do livro) e atencao.figuras (figuras dos cap. 10 e 11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Os kernels Triton do capítulo 12 contra o torch e contra a fórmula direta.
+"""Os kernels Triton do capítulo 13 contra o torch e contra a fórmula direta.
 
 Sem GPU, tudo roda no interpretador do Triton (TRITON_INTERPRET=1), que custa
 ~5 ms por (programa x bloco de chaves): por isso N <= 128 com blocos de 32 e

@@ -118,7 +118,7 @@ def test_built_book_has_no_solution_or_hidden_test():
                      for p in html.rglob("*") if p.is_file() and p.suffix in {".html", ".ipynb", ".md", ".txt", ".js"})
     assert "BEGIN HIDDEN TESTS" not in blob
     # O código de referência do livro (atencao/) e os cadernos distribuídos (exercises/) são
-    # públicos de propósito: o desafio opcional do cap. 12 pede para reescrever de memória o
+    # públicos de propósito: o desafio opcional do cap. 13 pede para reescrever de memória o
     # kernel que o capítulo explica, e linhas idênticas às de lá não são segredo. Qualquer
     # outra linha da solução é.
     public = "\n".join([p.read_text(encoding="utf-8") for p in (ROOT / "atencao").rglob("*.py")]

@@ -1,4 +1,4 @@
-"""Capítulo 12: kernels de GPU em Triton.
+"""Capítulo 13: kernels de GPU em Triton.
 
 Versões, da mais simples à mais completa (cada arquivo abre com o que
 calcula, quantos bytes move, quantas FLOPs faz e o que mudou):

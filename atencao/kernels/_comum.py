@@ -1,4 +1,4 @@
-"""Verificações de entrada e utilidades comuns aos kernels do capítulo 12.
+"""Verificações de entrada e utilidades comuns aos kernels do capítulo 13.
 
 Toda entrada ruim vira um TypeError ou ValueError em português que diz o que
 se esperava e o que veio, ANTES de qualquer kernel ser lançado: um erro

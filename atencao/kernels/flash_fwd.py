@@ -4,7 +4,7 @@ O que calcula: para q, k, v com forma (B, H, N, d),
     O   = softmax(máscara(Q K^T / sqrt(d))) V        (B, H, N, d)
     LSE = log sum_j exp(Q K^T / sqrt(d))[i, j]        (B, H, N), float32
 sem nunca montar a matriz N x N: cada programa cuida de BLOCK_M consultas e
-percorre K e V em blocos de BLOCK_N chaves com o softmax online (cap. 9-10).
+percorre K e V em blocos de BLOCK_N chaves com o softmax online (cap. 10-11).
 O LSE é guardado para o passo para trás (flash_bwd.py), que recalcula as
 probabilidades a partir dele: P[i, j] = exp(S[i, j] - LSE[i]).
 

@@ -1,4 +1,4 @@
-// v0 -- atenção causal ingênua em CUDA C: o ponto de partida do capítulo 12.
+// v0 -- atenção causal ingênua em CUDA C: o ponto de partida do capítulo 13.
 //
 // O que calcula: para cada cabeça (B*H delas), com Q, K, V de forma (N, d),
 //     scores = Q K^T / sqrt(d)          (N, N)  -> escrita na memória global

@@ -1,4 +1,4 @@
-"""Trechos comuns aos exercícios dos capítulos 8 a 11 (não é um notebook).
+"""Trechos comuns aos exercícios dos capítulos 9 a 12 (não é um notebook).
 
 `IMPORTS` vai na célula de preparação de cada notebook, antes de `conferir.py`:
 os imports do aluno e verificações curtas usadas pelos testes, para que uma

@@ -36,7 +36,7 @@ def build() -> Notebook:
         "tarefa você pode usar `torch.softmax` (o capítulo 4 a escreve do zero). Há "
         "testes ocultos, com outras formas, tipos e casos extremos.\n\n"
         "**Convenção (a mesma do livro).** A máscara é booleana e vale `True` nas "
-        "posições **proibidas**. Com um cache de chaves (capítulo 11), chegam $n$ "
+        "posições **proibidas**. Com um cache de chaves (capítulo 12), chegam $n$ "
         "consultas novas e há $m = \\text{start} + n$ chaves; a consulta $i$ ocupa a "
         "posição absoluta $\\text{start} + i$ e pode ver as chaves "
         "$j \\le \\text{start} + i$."

@@ -115,7 +115,7 @@ def build() -> Notebook:
         "$\\operatorname{LSE}(x) = \\log \\sum_j e^{x_j} = c + \\log \\sum_j e^{x_j - c}$ "
         "para qualquer $c$; com $c = \\max_j x_j$ a conta não estoura. Com ele, "
         "$\\operatorname{softmax}(x)_j = e^{x_j - \\operatorname{LSE}(x)}$ (é o número que "
-        "o FlashAttention guarda para a volta, no capítulo 10).\n\n"
+        "o FlashAttention guarda para a volta, no capítulo 11).\n\n"
         "Escreva `logsumexp(x, dim=-1)`, que devolve o LSE ao longo de `dim` (essa "
         "dimensão some). Uma linha toda `-inf` deve dar `-inf` (o log de uma soma "
         "vazia), não NaN: cuide do caso em que o máximo é `-inf`."

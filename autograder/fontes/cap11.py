@@ -1,405 +1,351 @@
-"""Exercício do capítulo 11 — KV cache e decodificação incremental.
+"""Exercício do capítulo 11 — FlashAttention: passo de ida com log-sum-exp,
+blocos causais pulados e o passo de volta por recálculo.
 
-Tarefas (pontos): KVCache pré-alocado com erro claro quando cheio (3), atenção
-das consultas novas sobre o cache com GQA e a máscara com `start` (3),
-geração gulosa com cache, idêntica a recalcular tudo (4), a fórmula da
-memória do cache (2), pergunta escrita sobre a RoPE antes do cache (2).
-Oráculos: F.scaled_dot_product_attention sobre a sequência inteira, a geração
-por recálculo escrita no próprio caderno e a fórmula fechada; nada do pacote
-atencao.
+Tarefas (pontos): passo de ida em blocos com lse, na ordem do FlashAttention-2
+(4), contagem dos blocos calculados e pulados (2), o passo de volta de um par
+de blocos (3), o passo de volta completo (3), pergunta escrita sobre guardar o
+lse em vez de P (2). Oráculos: F.scaled_dot_product_attention, torch.logsumexp,
+o autograd do torch sobre a atenção ingênua e a contagem por força bruta sobre
+a máscara; nada do pacote atencao.
 """
 
 from autograder.fontes._parte2 import IMPORTS
 from autograder.nbbuild import Notebook
 
-SLUG = "11-kv-cache"
-
-MODELO = '''\
-def rope(x, positions, base=10000.0):
-    """Gira os pares de coordenadas (2i, 2i+1) de x (..., n, d) pelo ângulo pos * base^(-2i/d).
-
-    positions: tensor de inteiros (n,) com a posição ABSOLUTA de cada linha.
-    """
-    d = x.shape[-1]
-    freq = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)          # (d/2,)
-    ang = positions.to(torch.float64)[:, None] * freq[None, :]               # (n, d/2)
-    cos, sin = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)
-    x1, x2 = x[..., 0::2], x[..., 1::2]                                      # (..., n, d/2)
-    out = torch.empty_like(x)
-    out[..., 0::2] = x1 * cos - x2 * sin
-    out[..., 1::2] = x1 * sin + x2 * cos
-    return out
-
-
-class TinyLM:
-    """Um modelo de linguagem de brinquedo: embeddings -> uma camada de atenção causal
-    (GQA + RoPE) com resíduo -> logits. Pesos aleatórios fixos, float64."""
-
-    def __init__(self, vocab=40, d_model=32, n_heads=4, n_kv_heads=2, seed=0):
-        g = torch.Generator().manual_seed(seed)
-        self.vocab, self.n_heads, self.n_kv_heads = vocab, n_heads, n_kv_heads
-        self.d_k = d_model // n_heads
-        r = lambda *s: torch.randn(*s, generator=g, dtype=torch.float64)
-        self.emb = r(vocab, d_model)                                   # (V, D)
-        self.w_q = r(d_model, n_heads * self.d_k) / math.sqrt(d_model)
-        self.w_k = r(d_model, n_kv_heads * self.d_k) / math.sqrt(d_model)
-        self.w_v = r(d_model, n_kv_heads * self.d_k) / math.sqrt(d_model)
-        self.w_o = r(n_heads * self.d_k, d_model) / math.sqrt(n_heads * self.d_k)
-
-    def embed(self, tokens):
-        """tokens (B, n) inteiros -> x (B, n, D)."""
-        return self.emb[tokens]
-
-    def qkv(self, x):
-        """x (B, n, D) -> q (B, H, n, d_k), k e v (B, Hkv, n, d_k), ANTES da RoPE."""
-        B, n, _ = x.shape
-        q = (x @ self.w_q).view(B, n, self.n_heads, self.d_k).transpose(1, 2)
-        k = (x @ self.w_k).view(B, n, self.n_kv_heads, self.d_k).transpose(1, 2)
-        v = (x @ self.w_v).view(B, n, self.n_kv_heads, self.d_k).transpose(1, 2)
-        return q, k, v
-
-    def head(self, x, o):
-        """x (B, n, D) e a saída da atenção o (B, H, n, d_k) -> logits (B, n, V)."""
-        B, H, n, d_k = o.shape
-        h = x + o.transpose(1, 2).reshape(B, n, H * d_k) @ self.w_o   # resíduo
-        return h @ self.emb.T
-
-
-def forward_full(model, tokens):
-    """Passada completa, sem cache: logits (B, n, V) de todas as posições."""
-    x = model.embed(tokens)
-    q, k, v = model.qkv(x)
-    pos = torch.arange(tokens.shape[1])
-    q, k = rope(q, pos), rope(k, pos)
-    G = model.n_heads // model.n_kv_heads
-    k, v = k.repeat_interleave(G, dim=1), v.repeat_interleave(G, dim=1)   # (B, H, n, d_k)
-    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    return model.head(x, o)
-
-
-def generate_full(model, prompt, n_new):
-    """Geração gulosa recalculando o modelo inteiro a cada token novo."""
-    tokens = prompt
-    for _ in range(n_new):
-        nxt = forward_full(model, tokens)[:, -1].argmax(dim=-1, keepdim=True)   # (B, 1)
-        tokens = torch.cat([tokens, nxt], dim=1)
-    return tokens
-
-
-model = TinyLM()
-'''
+SLUG = "11-flashattention"
 
 
 def build() -> Notebook:
-    nb = Notebook(SLUG, "Capítulo 11 — KV cache")
+    nb = Notebook(SLUG, "Capítulo 11 — FlashAttention")
     nb.md(
-        "Na geração, cada token novo só precisa da sua consulta contra as chaves e valores de **todas** "
-        "as posições anteriores. Essas chaves e valores não mudam de um passo para o outro (a máscara "
-        "causal garante que o passado não vê o futuro): basta guardá-los num cache e calcular, a cada "
-        "passo, só a posição nova.\n\n"
-        "Você vai escrever o cache, a atenção sobre ele (com GQA e a máscara deslocada por `start`), "
-        "a geração incremental — que tem de dar exatamente os mesmos tokens que recalcular tudo — e a "
-        "conta da memória.\n\n"
+        "Você vai escrever, em PyTorch, o algoritmo do FlashAttention-2 (Dao, 2023): o passo de ida "
+        "em blocos, que devolve a saída e o log-sum-exp (lse) de cada linha, pula os blocos que a "
+        "máscara causal apaga inteiros e nunca forma a matriz $T \\times T$; e o passo de volta, que "
+        "recalcula as pontuações bloco a bloco a partir de q, k, v, da saída e do lse.\n\n"
+        "Notação: $S = q k^\\top / \\sqrt{d}$, $P = \\mathrm{softmax}(S)$ (com a máscara), "
+        "$O = P V$, $\\mathrm{lse}_i = \\log \\sum_j e^{S_{ij}}$, de modo que $P_{ij} = e^{S_{ij} - \\mathrm{lse}_i}$.\n\n"
         "**Como trabalhar.** Complete as células marcadas com `# SEU CÓDIGO AQUI` (apague a linha "
-        "`raise NotImplementedError`) e rode a célula de testes logo abaixo. Na correção rodam também "
-        "testes ocultos (prompt de 1 token, cache enchendo até a última posição, lote 2).\n\n"
-        "**Regras.** Use só `torch` (e `math`). Não importe o pacote `atencao`.",
+        "`raise NotImplementedError`) e rode a célula de testes logo abaixo. Na correção rodam "
+        "também testes ocultos (T = 1, T que o bloco não divide, float16, float64, com e sem máscara).\n\n"
+        "**Regras.** Use só `torch` (e `math`). Dentro das suas funções, nada de "
+        "`F.scaled_dot_product_attention`, `torch.softmax` nem `torch.logsumexp`, e nada de "
+        "`backward`/`torch.autograd`: os gradientes são contas suas. Não importe o pacote `atencao`.",
         grade_id="instrucoes",
     )
     nb.setup(IMPORTS)
-    nb.md(
-        "## O modelo de brinquedo (já pronto)\n\n"
-        "Uma camada de atenção com 4 cabeças de consulta e 2 de chave/valor (GQA: a cabeça de consulta "
-        "$h$ usa a cabeça de chave/valor $\\lfloor h / G \\rfloor$, $G = 2$), RoPE em q e k, e resíduo. "
-        "`forward_full` e `generate_full` são a referência: recalculam tudo.",
-        grade_id="modelo_enunciado",
-    )
-    nb.code(MODELO, grade_id="modelo")
 
     # ---------------------------------------------------------------- tarefa 1
     nb.md(
-        "## Tarefa 1 — o cache pré-alocado (3 pontos)\n\n"
-        "Complete a classe `KVCache(batch, kv_heads, max_len, d_k, dtype=torch.float64)`:\n\n"
-        "* no construtor, aloque **uma vez** `self.k` e `self.v`, de forma `(batch, kv_heads, max_len, d_k)`, "
-        "e comece com `self.length = 0`;\n"
-        "* `append(k_new, v_new)`, com `k_new` e `v_new` de forma `(batch, kv_heads, n, d_k)`, escreve as "
-        "`n` posições novas em `[length, length + n)`, avança `length` e devolve `(k_all, v_all)`: as "
-        "**visões** `self.k[:, :, :length]` e `self.v[:, :, :length]` (sem copiar);\n"
-        "* se não couber, levante `ValueError` com uma mensagem em português dizendo quantas posições "
-        "o cache tem, quantas já usa e quantas chegaram — e sem mudar nada.",
+        "## Tarefa 1 — passo de ida em blocos, com lse (4 pontos)\n\n"
+        "Implemente `flash_forward(q, k, v, causal=True, block=32)` para `q`, `k` com forma "
+        "`(..., T, d)` e `v` com `(..., T, dv)`. Devolva `(out, lse)`: `out` com forma `(..., T, dv)` e o "
+        "`dtype` de `q`; `lse` com forma `(..., T)`.\n\n"
+        "* Laço **externo** sobre blocos de `block` consultas; para cada um, estado "
+        "$m = -\\infty$, $\\ell = 0$, $\\text{acc} = 0$.\n"
+        "* Laço **interno** sobre blocos de `block` chaves: pontuações do bloco, máscara (só nos "
+        "blocos que a diagonal corta), atualização online de $(m, \\ell, \\text{acc})$.\n"
+        "* Com `causal=True`, a consulta $i$ vê as chaves $j \\le i$: os blocos de chaves que começam "
+        "depois da última consulta do bloco ficam de fora do laço (nem são visitados).\n"
+        "* No fim do bloco de consultas: $O = \\text{acc} / \\ell$ e $\\mathrm{lse} = m + \\log \\ell$.\n\n"
+        "Entradas em float16: faça as contas em float32 e devolva `out` em float16.",
         grade_id="tarefa1_enunciado",
     )
     nb.solution(
-        "class KVCache:\n"
-        "    \"\"\"Chaves e valores de todas as posições já vistas, num buffer alocado uma vez.\"\"\"\n"
-        "\n"
-        "    def __init__(self, batch, kv_heads, max_len, d_k, dtype=torch.float64):\n"
-        "        ### BEGIN SOLUTION\n"
-        "        self.max_len = max_len\n"
-        "        self.k = torch.zeros(batch, kv_heads, max_len, d_k, dtype=dtype)   # (B, Hkv, max_len, d_k)\n"
-        "        self.v = torch.zeros(batch, kv_heads, max_len, d_k, dtype=dtype)\n"
-        "        self.length = 0\n"
-        "        ### END SOLUTION\n"
-        "\n"
-        "    def append(self, k_new, v_new):\n"
-        "        ### BEGIN SOLUTION\n"
-        "        n = k_new.shape[-2]\n"
-        "        if self.length + n > self.max_len:\n"
-        "            raise ValueError(f\"KVCache cheio: cabem {self.max_len} posições, já há {self.length} \"\n"
-        "                             f\"e chegaram mais {n}.\")\n"
-        "        self.k[:, :, self.length:self.length + n] = k_new\n"
-        "        self.v[:, :, self.length:self.length + n] = v_new\n"
-        "        self.length += n\n"
-        "        return self.k[:, :, :self.length], self.v[:, :, :self.length]\n"
-        "        ### END SOLUTION",
-        grade_id="kv_cache",
+        "def flash_forward(q, k, v, causal=True, block=32):\n"
+        "    \"\"\"Atenção em blocos (ordem do FlashAttention-2): devolve (out, lse).\"\"\"\n"
+        "    ### BEGIN SOLUTION\n"
+        "    dtype_in = q.dtype\n"
+        "    if dtype_in in (torch.float16, torch.bfloat16):\n"
+        "        q, k, v = q.float(), k.float(), v.float()\n"
+        "    T, d = q.shape[-2], q.shape[-1]\n"
+        "    scale = 1.0 / math.sqrt(d)\n"
+        "    out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype)   # (..., T, dv)\n"
+        "    lse = torch.empty(q.shape[:-1], dtype=q.dtype)                 # (..., T)\n"
+        "    for i0 in range(0, T, block):\n"
+        "        i1 = min(i0 + block, T)\n"
+        "        qi = q[..., i0:i1, :] * scale                               # (..., bq, d)\n"
+        "        m = torch.full(qi.shape[:-1], -inf, dtype=q.dtype)         # (..., bq)\n"
+        "        l = torch.zeros(qi.shape[:-1], dtype=q.dtype)              # (..., bq)\n"
+        "        acc = torch.zeros(*qi.shape[:-1], v.shape[-1], dtype=q.dtype)  # (..., bq, dv)\n"
+        "        last = i1 if causal else T   # com máscara, as chaves j >= i1 não interessam\n"
+        "        for j0 in range(0, last, block):\n"
+        "            j1 = min(j0 + block, T)\n"
+        "            s = qi @ k[..., j0:j1, :].transpose(-2, -1)            # (..., bq, bk)\n"
+        "            if causal and j1 - 1 > i0:   # a diagonal corta este bloco\n"
+        "                futuro = torch.arange(j0, j1)[None, :] > torch.arange(i0, i1)[:, None]\n"
+        "                s = s.masked_fill(futuro, -inf)\n"
+        "            m_new = torch.maximum(m, s.amax(dim=-1))\n"
+        "            p = torch.exp(s - m_new[..., None])\n"
+        "            alpha = torch.exp(m - m_new)   # m = -inf só antes do 1º bloco: exp(-inf) = 0\n"
+        "            l = l * alpha + p.sum(dim=-1)\n"
+        "            acc = acc * alpha[..., None] + p @ v[..., j0:j1, :]\n"
+        "            m = m_new\n"
+        "        out[..., i0:i1, :] = acc / l[..., None]\n"
+        "        lse[..., i0:i1] = m + torch.log(l)\n"
+        "    return out.to(dtype_in), lse\n"
+        "    ### END SOLUTION",
+        grade_id="flash_forward",
     )
     nb.tests(
-        "\"\"\"KVCache guarda o que recebeu, sem realocar, e recusa o que não cabe.\"\"\"\n"
-        "cache = KVCache(1, 2, 6, 4)\n"
-        "assert all(hasattr(cache, a) for a in (\"k\", \"v\", \"length\")), \\\n"
-        "    \"KVCache: esperava que o construtor criasse self.k, self.v (os buffers) e self.length = 0; falta algum.\"\n"
-        "_tensor(\"KVCache.k\", cache.k)\n"
-        "conferir(\"forma de KVCache(1, 2, 6, 4).k\", np.array(cache.k.shape), np.array([1, 2, 6, 4]))\n"
-        "ptr = cache.k.data_ptr()\n"
-        "ks = [torch.randn(1, 2, n, 4, dtype=torch.float64) for n in (3, 1, 2)]\n"
-        "vs = [torch.randn(1, 2, n, 4, dtype=torch.float64) for n in (3, 1, 2)]\n"
-        "for i in range(3):\n"
-        "    res = _tupla(\"cache.append\", cache.append(ks[i], vs[i]), 2)\n"
-        "    conferir(f\"k_all depois de {i + 1} append(s)\", res[0], torch.cat(ks[:i + 1], dim=2))\n"
-        "    conferir(f\"v_all depois de {i + 1} append(s)\", res[1], torch.cat(vs[:i + 1], dim=2))\n"
-        "assert cache.length == 6, f\"cache.length: esperava 6, veio {cache.length}\"\n"
-        "assert cache.k.data_ptr() == ptr, \"KVCache: o buffer self.k foi realocado; escreva dentro dele (self.k[:, :, a:b] = ...)\"\n"
-        "conferir_erro(\"append num cache cheio\", cache.append, ks[1], vs[1])\n"
+        "\"\"\"flash_forward coincide com o SDPA do torch e com torch.logsumexp.\"\"\"\n"
+        "q, k, v = torch.randn(1, 2, 70, 16), torch.randn(1, 2, 70, 16), torch.randn(1, 2, 70, 16)\n"
+        "for causal in (True, False):\n"
+        "    res = _tupla(f\"flash_forward(causal={causal})\", flash_forward(q, k, v, causal=causal, block=32), 2)\n"
+        "    ref_out, ref_lse = _atencao_ingenua(q, k, v, causal)\n"
+        "    conferir(f\"out de flash_forward com T=70, block=32, causal={causal}\", res[0],\n"
+        "             F.scaled_dot_product_attention(q, k, v, is_causal=causal), atol=1e-5)\n"
+        "    conferir(f\"lse de flash_forward com T=70, block=32, causal={causal}\", res[1], ref_lse, atol=1e-5)\n"
         "print(\"Tarefa 1: testes visíveis passaram.\")\n"
         "### BEGIN HIDDEN TESTS\n"
-        "assert cache.length == 6, f\"KVCache: um append recusado não pode mudar length (veio {cache.length})\"\n"
-        "_c = KVCache(2, 1, 5, 3)\n"
-        "_k5, _v5 = torch.randn(2, 1, 5, 3, dtype=torch.float64), torch.randn(2, 1, 5, 3, dtype=torch.float64)\n"
-        "conferir_erro(\"append de 6 posições num cache de 5\", _c.append, torch.randn(2, 1, 6, 3, dtype=torch.float64), torch.randn(2, 1, 6, 3, dtype=torch.float64))\n"
-        "assert _c.length == 0, f\"KVCache: um append recusado não pode mudar length (veio {_c.length})\"\n"
-        "_ka, _va = _tupla(\"append que enche o cache exatamente\", _chamar(\"append que enche o cache\", _c.append, _k5, _v5), 2)\n"
-        "conferir(\"k_all com o cache exatamente cheio (lote 2)\", _ka, _k5)\n"
-        "assert _ka.data_ptr() == _c.k.data_ptr(), \"KVCache.append: devolva visões de self.k/self.v (sem copiar)\"\n"
-        "_c1 = KVCache(1, 1, 1, 2)\n"
-        "_ka, _va = _c1.append(torch.ones(1, 1, 1, 2, dtype=torch.float64), torch.ones(1, 1, 1, 2, dtype=torch.float64))\n"
-        "conferir(\"cache de uma posição\", _va, torch.ones(1, 1, 1, 2, dtype=torch.float64))\n"
+        "_g = torch.Generator().manual_seed(101)\n"
+        "for _lead, _T, _d, _dv, _b in [((), 1, 4, 3, 8), ((2,), 9, 5, 7, 4), ((2, 3), 40, 8, 8, 16), ((1,), 20, 8, 4, 64), ((1, 1), 64, 16, 16, 16)]:\n"
+        "    for _causal in (True, False):\n"
+        "        _q, _k = torch.randn(*_lead, _T, _d, generator=_g, dtype=torch.float64), torch.randn(*_lead, _T, _d, generator=_g, dtype=torch.float64)\n"
+        "        _v = torch.randn(*_lead, _T, _dv, generator=_g, dtype=torch.float64)\n"
+        "        _caso = f\"flash_forward com q{tuple(_q.shape)}, v{tuple(_v.shape)}, block={_b}, causal={_causal}\"\n"
+        "        with _sem_atalhos():\n"
+        "            _res = _tupla(_caso, _chamar(_caso, flash_forward, _q, _k, _v, causal=_causal, block=_b), 2)\n"
+        "        _ro, _rl = _atencao_ingenua(_q, _k, _v, _causal)\n"
+        "        conferir(\"out de \" + _caso, _res[0], _ro, atol=1e-12, rtol=1e-10)\n"
+        "        conferir(\"lse de \" + _caso, _res[1], _rl, atol=1e-12, rtol=1e-10)\n"
+        "# float16 na entrada: saída float16, contas em float32\n"
+        "_q, _k, _v = (torch.randn(2, 45, 16, generator=_g).half() for _ in range(3))\n"
+        "_res = _tupla(\"flash_forward em float16\", _chamar(\"flash_forward em float16\", flash_forward, _q, _k, _v, True, 16), 2)\n"
+        "_tipo(\"out de flash_forward em float16\", _res[0], torch.float16)\n"
+        "_ro, _rl = _atencao_ingenua(_q.float(), _k.float(), _v.float(), True)\n"
+        "conferir(\"out de flash_forward em float16\", _res[0].float(), _ro, atol=3e-3, rtol=3e-3)  # float16: ~3 dígitos\n"
+        "conferir(\"lse de flash_forward em float16\", _res[1].float(), _rl, atol=3e-3, rtol=3e-3)\n"
+        "# nunca a matriz T x T\n"
+        "_q, _k, _v = (torch.randn(1, 256, 16, generator=_g) for _ in range(3))\n"
+        "_res = _sem_matriz_TxT(\"flash_forward com T=256, block=32\", 256, flash_forward, _q, _k, _v, True, 32)\n"
+        "conferir(\"out de flash_forward com T=256, block=32\", _res[0], F.scaled_dot_product_attention(_q, _k, _v, is_causal=True), atol=1e-5)\n"
         "### END HIDDEN TESTS",
-        grade_id="test_kv_cache",
-        points=3,
+        grade_id="test_flash_forward",
+        points=4,
     )
 
     # ---------------------------------------------------------------- tarefa 2
     nb.md(
-        "## Tarefa 2 — atenção das consultas novas sobre o cache (3 pontos)\n\n"
-        "Implemente `cached_attention(q_new, k_all, v_all, start)`: `q_new` com forma `(B, H, n, d_k)` "
-        "(as consultas das posições `start, ..., start + n - 1`, já giradas), `k_all` e `v_all` com forma "
-        "`(B, Hkv, m, d_k)`, $m = \\text{start} + n$. Devolva `(B, H, n, d_k)`:\n\n"
-        "* GQA: repita cada cabeça de chave/valor $G = H / H_{kv}$ vezes (`repeat_interleave` na dimensão 1);\n"
-        "* máscara: a consulta $i$ (posição absoluta $\\text{start} + i$) **não** vê a chave $j$ quando "
-        "$j > \\text{start} + i$.\n\n"
-        "Escreva a conta (pontuações, máscara, softmax, mistura); `F.scaled_dot_product_attention` fica "
-        "fora desta tarefa.",
+        "## Tarefa 2 — quantos blocos a máscara causal poupa (2 pontos)\n\n"
+        "Com blocos quadrados de lado `block` e $T$ posições, há $\\lceil T/\\text{block} \\rceil^2$ pares "
+        "(bloco de consultas, bloco de chaves). Implemente `causal_blocks(T, block)` devolvendo "
+        "`(calculados, pulados)`: quantos pares têm **ao menos uma** posição permitida ($j \\le i$) e "
+        "quantos estão inteiros no futuro. Devolva inteiros do Python (`int`).",
         grade_id="tarefa2_enunciado",
     )
     nb.solution(
-        "def cached_attention(q_new, k_all, v_all, start):\n"
-        "    \"\"\"Atenção causal de n consultas novas sobre m = start + n chaves (GQA).\"\"\"\n"
+        "def causal_blocks(T, block):\n"
+        "    \"\"\"(pares de blocos calculados, pares pulados) na atenção causal.\"\"\"\n"
         "    ### BEGIN SOLUTION\n"
-        "    G = q_new.shape[1] // k_all.shape[1]\n"
-        "    k = k_all.repeat_interleave(G, dim=1)                       # (B, H, m, d_k)\n"
-        "    v = v_all.repeat_interleave(G, dim=1)\n"
-        "    n, m = q_new.shape[-2], k.shape[-2]\n"
-        "    s = q_new @ k.transpose(-2, -1) / math.sqrt(q_new.shape[-1])   # (B, H, n, m)\n"
-        "    futuro = torch.arange(m)[None, :] > start + torch.arange(n)[:, None]   # (n, m)\n"
-        "    s = s.masked_fill(futuro, -inf)\n"
-        "    w = torch.exp(s - s.amax(dim=-1, keepdim=True))\n"
-        "    return (w / w.sum(dim=-1, keepdim=True)) @ v\n"
+        "    nb = -(-T // block)   # teto de T / block\n"
+        "    computed = nb * (nb + 1) // 2   # o triângulo inferior, com a diagonal\n"
+        "    return computed, nb * nb - computed\n"
         "    ### END SOLUTION",
-        grade_id="cached_attention",
+        grade_id="causal_blocks",
     )
     nb.code(
-        "def last_rows_of_full_attention(q_all, k_all, v_all, n):\n"
-        "    \"\"\"Oráculo: atenção causal sobre as m posições (SDPA) e só as n últimas linhas.\"\"\"\n"
-        "    G = q_all.shape[1] // k_all.shape[1]\n"
-        "    full = F.scaled_dot_product_attention(q_all, k_all.repeat_interleave(G, 1), v_all.repeat_interleave(G, 1), is_causal=True)\n"
-        "    return full[:, :, q_all.shape[2] - n:]",
-        grade_id="oraculo_atencao",
+        "def blocks_by_brute_force(T, block):\n"
+        "    \"\"\"Conta pares de blocos olhando a máscara inteira (só para conferir; custa T²).\"\"\"\n"
+        "    allowed = ~(torch.arange(T)[None, :] > torch.arange(T)[:, None])   # (T, T)\n"
+        "    computed = skipped = 0\n"
+        "    for i0 in range(0, T, block):\n"
+        "        for j0 in range(0, T, block):\n"
+        "            if allowed[i0:i0 + block, j0:j0 + block].any():\n"
+        "                computed += 1\n"
+        "            else:\n"
+        "                skipped += 1\n"
+        "    return computed, skipped",
+        grade_id="forca_bruta",
     )
     nb.tests(
-        "\"\"\"cached_attention é igual às últimas linhas da atenção causal completa.\"\"\"\n"
-        "q_all = torch.randn(1, 4, 9, 8, dtype=torch.float64)\n"
-        "k_all, v_all = torch.randn(1, 2, 9, 8, dtype=torch.float64), torch.randn(1, 2, 9, 8, dtype=torch.float64)\n"
-        "for n in (1, 3, 9):\n"
-        "    out = _tensor(\"cached_attention\", cached_attention(q_all[:, :, 9 - n:], k_all, v_all, start=9 - n))\n"
-        "    conferir(f\"cached_attention com n={n} consultas novas e start={9 - n}\", out, last_rows_of_full_attention(q_all, k_all, v_all, n), atol=1e-12)\n"
+        "\"\"\"causal_blocks confere com a contagem por força bruta.\"\"\"\n"
+        "res = _tupla(\"causal_blocks(256, 32)\", causal_blocks(256, 32), 2)\n"
+        "conferir(\"causal_blocks(256, 32)\", np.array(res), np.array(blocks_by_brute_force(256, 32)))\n"
+        "assert all(isinstance(x, int) for x in res), f\"causal_blocks: devolva inteiros do Python, veio {[type(x).__name__ for x in res]}\"\n"
         "print(\"Tarefa 2: testes visíveis passaram.\")\n"
         "### BEGIN HIDDEN TESTS\n"
-        "_g = torch.Generator().manual_seed(111)\n"
-        "for _B, _H, _Hkv, _m, _n, _d in [(1, 1, 1, 1, 1, 2), (2, 6, 2, 17, 5, 4), (1, 3, 1, 12, 12, 6), (2, 4, 4, 30, 1, 8)]:\n"
-        "    _q = torch.randn(_B, _H, _m, _d, generator=_g, dtype=torch.float64)\n"
-        "    _k, _v = torch.randn(_B, _Hkv, _m, _d, generator=_g, dtype=torch.float64), torch.randn(_B, _Hkv, _m, _d, generator=_g, dtype=torch.float64)\n"
-        "    _caso = f\"cached_attention com B={_B}, H={_H}, Hkv={_Hkv}, m={_m}, n={_n}\"\n"
-        "    with _sem_atalhos():\n"
-        "        _out = _chamar(_caso, cached_attention, _q[:, :, _m - _n:], _k, _v, _m - _n)\n"
-        "    conferir(_caso, _out, last_rows_of_full_attention(_q, _k, _v, _n), atol=1e-12)\n"
+        "for _T, _b in [(1, 1), (1, 128), (100, 32), (7, 1), (130, 64), (96, 96)]:\n"
+        "    _res = _tupla(f\"causal_blocks({_T}, {_b})\", _chamar(f\"causal_blocks({_T}, {_b})\", causal_blocks, _T, _b), 2)\n"
+        "    conferir(f\"causal_blocks({_T}, {_b})\", np.array(_res), np.array(blocks_by_brute_force(_T, _b)))\n"
+        "_res = causal_blocks(262_144, 128)   # contexto do modelo grande: 2048 blocos por lado\n"
+        "assert tuple(_res) == (2_098_176, 2_096_128), f\"causal_blocks(262144, 128): esperava (2098176, 2096128), veio {_res}\"\n"
         "### END HIDDEN TESTS",
-        grade_id="test_cached_attention",
-        points=3,
+        grade_id="test_causal_blocks",
+        points=2,
     )
 
     # ---------------------------------------------------------------- tarefa 3
     nb.md(
-        "## Tarefa 3 — geração com cache, idêntica a recalcular tudo (4 pontos)\n\n"
-        "Implemente `generate_cached(model, prompt, n_new)` (gulosa, como `generate_full`):\n\n"
-        "1. crie um `KVCache` com espaço para `T0 + n_new` posições (`T0 = prompt.shape[1]`);\n"
-        "2. *prefill*: passe o prompt inteiro uma vez — `model.embed`, `model.qkv`, RoPE em q e k com as "
-        "posições `0, ..., T0 - 1`, `append` das chaves **já giradas** e dos valores, `cached_attention` "
-        "com `start = 0`, `model.head` — e escolha o primeiro token novo pelo `argmax` da última posição;\n"
-        "3. a cada passo seguinte, passe **só o token novo**, na posição `start = cache.length`: RoPE com "
-        "essa posição, `append`, `cached_attention`, `model.head`, `argmax`.\n\n"
-        "Devolva os tokens `(B, T0 + n_new)`. Os testes comparam com `generate_full` token a token e "
-        "conferem que, depois do prefill, cada passo chama `model.qkv` com uma única posição.",
+        "## Tarefa 3 — o passo de volta de um par de blocos (3 pontos)\n\n"
+        "Dado um bloco de consultas $i$ e um bloco de chaves $j$, com o lse das linhas do bloco e "
+        "$D_i = \\sum_c dO_{ic} O_{ic}$ (um número por linha), as contribuições desse par para os "
+        "gradientes são:\n\n"
+        "$$P = e^{q_i k_j^\\top/\\sqrt{d} - \\mathrm{lse}_i} \\text{ (0 onde a máscara proíbe)},\\quad "
+        "dV_j \\mathrel{+}= P^\\top dO_i,\\quad dP = dO_i V_j^\\top,$$\n"
+        "$$dS = P \\odot (dP - D_i),\\quad dQ_i \\mathrel{+}= dS\\, k_j / \\sqrt{d},\\quad "
+        "dK_j \\mathrel{+}= dS^\\top q_i / \\sqrt{d}.$$\n\n"
+        "Implemente `block_backward(q_i, k_j, v_j, do_i, lse_i, D_i, mask=None)` devolvendo as "
+        "contribuições `(dq_i, dk_j, dv_j)` (formas de `q_i`, `k_j`, `v_j`). `mask`, quando vem, é um "
+        "tensor booleano `(bq, bk)` com `True` onde a chave é proibida.",
         grade_id="tarefa3_enunciado",
     )
     nb.solution(
-        "def generate_cached(model, prompt, n_new):\n"
-        "    \"\"\"Geração gulosa com KV cache: prefill do prompt e depois um token por passo.\"\"\"\n"
+        "def block_backward(q_i, k_j, v_j, do_i, lse_i, D_i, mask=None):\n"
+        "    \"\"\"Contribuições (dq_i, dk_j, dv_j) de um par (bloco de consultas, bloco de chaves).\"\"\"\n"
         "    ### BEGIN SOLUTION\n"
-        "    B, T0 = prompt.shape\n"
-        "    cache = KVCache(B, model.n_kv_heads, T0 + n_new, model.d_k)\n"
-        "    tokens, new = prompt, prompt\n"
-        "    for _ in range(n_new):\n"
-        "        start = cache.length\n"
-        "        pos = torch.arange(start, start + new.shape[1])\n"
-        "        x = model.embed(new)\n"
-        "        q, k, v = model.qkv(x)\n"
-        "        q, k = rope(q, pos), rope(k, pos)\n"
-        "        k_all, v_all = cache.append(k, v)\n"
-        "        logits = model.head(x, cached_attention(q, k_all, v_all, start))   # (B, n, V)\n"
-        "        new = logits[:, -1].argmax(dim=-1, keepdim=True)                  # (B, 1)\n"
-        "        tokens = torch.cat([tokens, new], dim=1)\n"
-        "    return tokens\n"
+        "    scale = 1.0 / math.sqrt(q_i.shape[-1])\n"
+        "    s = (q_i @ k_j.transpose(-2, -1)) * scale           # (..., bq, bk)\n"
+        "    if mask is not None:\n"
+        "        s = s.masked_fill(mask, -inf)\n"
+        "    p = torch.exp(s - lse_i[..., None])                 # (..., bq, bk)\n"
+        "    dv_j = p.transpose(-2, -1) @ do_i                   # (..., bk, dv)\n"
+        "    dp = do_i @ v_j.transpose(-2, -1)                   # (..., bq, bk)\n"
+        "    ds = p * (dp - D_i[..., None])                      # (..., bq, bk)\n"
+        "    return (ds @ k_j) * scale, (ds.transpose(-2, -1) @ q_i) * scale, dv_j\n"
         "    ### END SOLUTION",
-        grade_id="generate_cached",
-    )
-    nb.tests(
-        "\"\"\"generate_cached dá os mesmos tokens que generate_full e processa um token por passo.\"\"\"\n"
-        "prompt = torch.randint(0, model.vocab, (1, 7), generator=torch.Generator().manual_seed(3))\n"
-        "got = _tensor(\"generate_cached\", generate_cached(model, prompt, 12))\n"
-        "want = generate_full(model, prompt, 12)\n"
-        "conferir(\"tokens de generate_cached (prompt de 7, 12 novos)\", got, want, atol=0, rtol=0)\n"
-        "print(\"Tarefa 3: testes visíveis passaram.\")\n"
-        "### BEGIN HIDDEN TESTS\n"
-        "class _Espiao:\n"
-        "    \"\"\"Repassa tudo ao modelo e anota quantas posições cada chamada de qkv recebeu.\"\"\"\n"
-        "    def __init__(self, m):\n"
-        "        self._m, self.tamanhos = m, []\n"
-        "    def __getattr__(self, nome):\n"
-        "        return getattr(self._m, nome)\n"
-        "    def qkv(self, x):\n"
-        "        self.tamanhos.append(x.shape[1])\n"
-        "        return self._m.qkv(x)\n"
-        "_g = torch.Generator().manual_seed(113)\n"
-        "for _B, _T0, _n, _seed in [(1, 1, 6, 1), (2, 5, 9, 2), (1, 20, 1, 3)]:\n"
-        "    _mod = _Espiao(TinyLM(seed=_seed))\n"
-        "    _p = torch.randint(0, _mod.vocab, (_B, _T0), generator=_g)\n"
-        "    _caso = f\"generate_cached com lote {_B}, prompt de {_T0}, {_n} novos\"\n"
-        "    _got = _chamar(_caso, generate_cached, _mod, _p, _n)\n"
-        "    conferir(\"tokens de \" + _caso, _got, generate_full(_mod._m, _p, _n), atol=0, rtol=0)\n"
-        "    assert _mod.tamanhos[:1] == [_T0] and all(t == 1 for t in _mod.tamanhos[1:]), (\n"
-        "        f\"{_caso}: depois do prefill ({_T0} posições), cada passo deve passar só 1 posição por model.qkv; \"\n"
-        "        f\"as chamadas receberam {_mod.tamanhos}\")\n"
-        "    assert len(_mod.tamanhos) <= _n + 1, f\"{_caso}: esperava no máximo {_n + 1} chamadas de model.qkv, vieram {len(_mod.tamanhos)}\"\n"
-        "_mod = TinyLM(seed=4)\n"
-        "_p = torch.randint(0, _mod.vocab, (1, 3), generator=_g)\n"
-        "conferir(\"generate_cached com 0 tokens novos\", _chamar(\"generate_cached com n_new=0\", generate_cached, _mod, _p, 0), _p, atol=0, rtol=0)\n"
-        "### END HIDDEN TESTS",
-        grade_id="test_generate_cached",
-        points=4,
-    )
-    nb.md(
-        "### Quanto o cache economiza (sem nota)\n\n"
-        "Rode a célula abaixo: ela mede as duas gerações no mesmo modelo. O recálculo faz, no passo $t$, "
-        "uma passada sobre $t$ posições (custo total quadrático em $T$); com o cache, cada passo custa "
-        "proporcional às $t$ chaves guardadas, e as projeções só são feitas para a posição nova.",
-        grade_id="medida_enunciado",
+        grade_id="block_backward",
     )
     nb.code(
-        "import time\n"
-        "prompt = torch.randint(0, model.vocab, (1, 200), generator=torch.Generator().manual_seed(0))\n"
-        "for nome, f in ((\"recalcular tudo\", generate_full), (\"com KV cache\", generate_cached)):\n"
-        "    t0 = time.perf_counter()\n"
-        "    try:\n"
-        "        f(model, prompt, 100)\n"
-        "        print(f\"{nome}: {time.perf_counter() - t0:.3f} s\")\n"
-        "    except NotImplementedError:\n"
-        "        print(f\"{nome}: complete a tarefa 3 primeiro\")",
-        grade_id="medida",
+        "def naive_gradients(q, k, v, dout, causal):\n"
+        "    \"\"\"Oráculo: gradientes de (out * dout).sum() pelo autograd do torch sobre a atenção ingênua.\"\"\"\n"
+        "    q, k, v = (x.detach().clone().requires_grad_(True) for x in (q, k, v))\n"
+        "    out, lse = _atencao_ingenua(q, k, v, causal)\n"
+        "    (out * dout).sum().backward()\n"
+        "    return out.detach(), lse.detach(), (q.grad, k.grad, v.grad)",
+        grade_id="oraculo_gradientes",
+    )
+    nb.tests(
+        "\"\"\"Com um único bloco (a matriz toda), block_backward dá os gradientes do autograd.\"\"\"\n"
+        "q, k, v, dout = (torch.randn(2, 12, 8, dtype=torch.float64) for _ in range(4))\n"
+        "out, lse, grads = naive_gradients(q, k, v, dout, causal=False)\n"
+        "D = (dout * out).sum(-1)\n"
+        "res = _tupla(\"block_backward\", block_backward(q, k, v, dout, lse, D), 3)\n"
+        "for nome, g, w in zip((\"dq\", \"dk\", \"dv\"), res, grads):\n"
+        "    conferir(f\"{nome} de block_backward num bloco só, sem máscara\", g, w, atol=1e-10)\n"
+        "print(\"Tarefa 3: testes visíveis passaram.\")\n"
+        "### BEGIN HIDDEN TESTS\n"
+        "_g = torch.Generator().manual_seed(103)\n"
+        "# com a máscara causal num bloco só\n"
+        "_q, _k, _v, _do = (torch.randn(3, 10, 6, generator=_g, dtype=torch.float64) for _ in range(4))\n"
+        "_out, _lse, _grads = naive_gradients(_q, _k, _v, _do, causal=True)\n"
+        "_mask = torch.arange(10)[None, :] > torch.arange(10)[:, None]\n"
+        "with _sem_atalhos():\n"
+        "    _res = _tupla(\"block_backward com máscara\", _chamar(\"block_backward com máscara\", block_backward, _q, _k, _v, _do, _lse, (_do * _out).sum(-1), _mask), 3)\n"
+        "for _n, _x, _w in zip((\"dq\", \"dk\", \"dv\"), _res, _grads):\n"
+        "    conferir(f\"{_n} de block_backward num bloco só, com máscara causal\", _x, _w, atol=1e-10)\n"
+        "# dois blocos de consultas x dois de chaves (tamanhos 4 e 5): a soma das contribuições\n"
+        "_q, _k = torch.randn(2, 9, 3, generator=_g, dtype=torch.float64), torch.randn(2, 9, 3, generator=_g, dtype=torch.float64)\n"
+        "_v, _do = torch.randn(2, 9, 5, generator=_g, dtype=torch.float64), torch.randn(2, 9, 5, generator=_g, dtype=torch.float64)\n"
+        "_out, _lse, _grads = naive_gradients(_q, _k, _v, _do, causal=False)\n"
+        "_D = (_do * _out).sum(-1)\n"
+        "_dq, _dk, _dv = torch.zeros_like(_q), torch.zeros_like(_k), torch.zeros_like(_v)\n"
+        "for _a, _b in [(0, 4), (4, 9)]:\n"
+        "    for _c, _e in [(0, 4), (4, 9)]:\n"
+        "        _r = _chamar(\"block_backward em blocos\", block_backward, _q[:, _a:_b], _k[:, _c:_e], _v[:, _c:_e], _do[:, _a:_b], _lse[:, _a:_b], _D[:, _a:_b])\n"
+        "        _dq[:, _a:_b] += _r[0]; _dk[:, _c:_e] += _r[1]; _dv[:, _c:_e] += _r[2]\n"
+        "for _n, _x, _w in zip((\"dq\", \"dk\", \"dv\"), (_dq, _dk, _dv), _grads):\n"
+        "    conferir(f\"{_n}: soma das contribuições de 2 x 2 blocos\", _x, _w, atol=1e-10)\n"
+        "### END HIDDEN TESTS",
+        grade_id="test_block_backward",
+        points=3,
     )
 
     # ---------------------------------------------------------------- tarefa 4
     nb.md(
-        "## Tarefa 4 — quanto o cache ocupa (2 pontos)\n\n"
-        "Implemente `kv_cache_bytes(layers, kv_heads, d_k, T, bytes_per_element, batch=1)`: os bytes de "
-        "chaves **e** valores de `T` posições em todas as camadas de atenção. Devolva um `int` do Python.\n\n"
-        "Exemplo: o modelo grande do livro tem 16 camadas de atenção completa, 4 cabeças de "
-        "chave/valor, $d_k = 256$, bf16 (2 bytes) e contexto de 262.144 tokens.",
+        "## Tarefa 4 — o passo de volta completo (3 pontos)\n\n"
+        "Implemente `flash_backward(q, k, v, out, lse, dout, causal=True, block=32)` devolvendo "
+        "`(dq, dk, dv)`, os gradientes de $\\sum O \\odot dO$. Calcule $D = \\mathrm{rowsum}(dO \\odot O)$ "
+        "uma vez; depois, como no FlashAttention-2, laço **externo** sobre blocos de chaves $j$ e laço "
+        "**interno** sobre os blocos de consultas que enxergam esse bloco (com `causal=True`, só os que "
+        "começam em $i_0 \\ge j_0$), somando as contribuições de `block_backward`. "
+        "A matriz $T \\times T$ não pode aparecer.",
         grade_id="tarefa4_enunciado",
     )
     nb.solution(
-        "def kv_cache_bytes(layers, kv_heads, d_k, T, bytes_per_element, batch=1):\n"
-        "    \"\"\"2 (k e v) x camadas x cabeças KV x d_k x T x bytes x lote.\"\"\"\n"
+        "def flash_backward(q, k, v, out, lse, dout, causal=True, block=32):\n"
+        "    \"\"\"Gradientes (dq, dk, dv) recalculando P bloco a bloco.\"\"\"\n"
         "    ### BEGIN SOLUTION\n"
-        "    return 2 * int(layers) * int(kv_heads) * int(d_k) * int(T) * int(bytes_per_element) * int(batch)\n"
+        "    T = q.shape[-2]\n"
+        "    D = (dout * out).sum(dim=-1)                        # (..., T)\n"
+        "    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)\n"
+        "    for j0 in range(0, T, block):\n"
+        "        j1 = min(j0 + block, T)\n"
+        "        for i0 in range(j0 if causal else 0, T, block):\n"
+        "            i1 = min(i0 + block, T)\n"
+        "            mask = None\n"
+        "            if causal:\n"
+        "                mask = torch.arange(j0, j1)[None, :] > torch.arange(i0, i1)[:, None]\n"
+        "            dq_i, dk_j, dv_j = block_backward(q[..., i0:i1, :], k[..., j0:j1, :], v[..., j0:j1, :],\n"
+        "                                              dout[..., i0:i1, :], lse[..., i0:i1], D[..., i0:i1], mask)\n"
+        "            dq[..., i0:i1, :] += dq_i\n"
+        "            dk[..., j0:j1, :] += dk_j\n"
+        "            dv[..., j0:j1, :] += dv_j\n"
+        "    return dq, dk, dv\n"
         "    ### END SOLUTION",
-        grade_id="kv_cache_bytes",
+        grade_id="flash_backward",
     )
     nb.tests(
-        "\"\"\"kv_cache_bytes segue 2 x camadas x cabeças KV x d_k x T x bytes.\"\"\"\n"
-        "res = kv_cache_bytes(16, 4, 256, 262_144, 2)\n"
-        "assert isinstance(res, int), f\"kv_cache_bytes: devolva um int do Python, veio {type(res).__name__}\"\n"
-        "conferir(\"kv_cache_bytes do modelo grande (em GiB)\", res / 2**30, 16.0)\n"
+        "\"\"\"flash_backward dá os gradientes do autograd sobre a atenção ingênua.\"\"\"\n"
+        "q, k, v, dout = (torch.randn(1, 2, 50, 8, dtype=torch.float64) for _ in range(4))\n"
+        "for causal in (True, False):\n"
+        "    out, lse, grads = naive_gradients(q, k, v, dout, causal)\n"
+        "    res = _tupla(f\"flash_backward(causal={causal})\", flash_backward(q, k, v, out, lse, dout, causal=causal, block=16), 3)\n"
+        "    for nome, g, w in zip((\"dq\", \"dk\", \"dv\"), res, grads):\n"
+        "        conferir(f\"{nome} de flash_backward com T=50, block=16, causal={causal}\", g, w, atol=1e-10)\n"
         "print(\"Tarefa 4: testes visíveis passaram.\")\n"
         "### BEGIN HIDDEN TESTS\n"
-        "conferir(\"kv_cache_bytes com 24 cabeças KV (sem GQA), em GiB\", kv_cache_bytes(16, 24, 256, 262_144, 2) / 2**30, 96.0)\n"
-        "conferir(\"kv_cache_bytes com T=1\", kv_cache_bytes(1, 1, 1, 1, 1), 2)\n"
-        "conferir(\"kv_cache_bytes do tiny (4 camadas, 2 KV, d_k=32, T=1280, float32, lote 3)\", kv_cache_bytes(4, 2, 32, 1280, 4, batch=3), 2 * 4 * 2 * 32 * 1280 * 4 * 3)\n"
-        "assert kv_cache_bytes(16, 4, 256, 262_144, 2, batch=8) == 8 * 17_179_869_184, \"kv_cache_bytes: o lote multiplica a memória\"\n"
+        "_g = torch.Generator().manual_seed(104)\n"
+        "for _lead, _T, _d, _dv, _b, _dt, _tol in [((), 1, 3, 2, 8, torch.float64, 1e-10), ((2,), 13, 4, 6, 5, torch.float64, 1e-10),\n"
+        "                                        ((2, 2), 33, 8, 8, 8, torch.float32, 1e-4), ((1,), 20, 8, 8, 64, torch.float64, 1e-10)]:\n"
+        "    for _causal in (True, False):\n"
+        "        _q, _k = torch.randn(*_lead, _T, _d, generator=_g, dtype=_dt), torch.randn(*_lead, _T, _d, generator=_g, dtype=_dt)\n"
+        "        _v, _do = torch.randn(*_lead, _T, _dv, generator=_g, dtype=_dt), torch.randn(*_lead, _T, _dv, generator=_g, dtype=_dt)\n"
+        "        _out, _lse, _grads = naive_gradients(_q, _k, _v, _do, _causal)\n"
+        "        _caso = f\"flash_backward com q{tuple(_q.shape)}, {_dt}, block={_b}, causal={_causal}\"\n"
+        "        with _sem_atalhos():\n"
+        "            _res = _tupla(_caso, _chamar(_caso, flash_backward, _q, _k, _v, _out, _lse, _do, causal=_causal, block=_b), 3)\n"
+        "        for _n, _x, _w in zip((\"dq\", \"dk\", \"dv\"), _res, _grads):\n"
+        "            conferir(f\"{_n} de {_caso}\", _x, _w, atol=_tol, rtol=_tol)  # float32: somas de ~33 termos\n"
+        "_q, _k, _v, _do = (torch.randn(1, 256, 8, generator=_g) for _ in range(4))\n"
+        "_out, _lse, _grads = naive_gradients(_q, _k, _v, _do, True)\n"
+        "_res = _sem_matriz_TxT(\"flash_backward com T=256, block=32\", 256, flash_backward, _q, _k, _v, _out, _lse, _do, True, 32)\n"
+        "conferir(\"dq de flash_backward com T=256, block=32\", _res[0], _grads[0], atol=1e-4)\n"
         "### END HIDDEN TESTS",
-        grade_id="test_kv_cache_bytes",
-        points=2,
+        grade_id="test_flash_backward",
+        points=3,
     )
 
     # ---------------------------------------------------------------- tarefa 5
     nb.written(
         "## Tarefa 5 — pergunta aberta (2 pontos)\n\n"
-        "Na sua `generate_cached`, as chaves entram no cache **depois** da RoPE. Explique por que isso "
-        "é correto (o que a rotação de uma chave depende?) e o que custaria guardar as chaves antes da "
-        "RoPE. E os valores: por que eles nunca são girados?",
-        "A rotação de uma chave só depende da sua própria posição absoluta, que não muda depois que o "
-        "token foi visto; o produto $q_i \\cdot k_j$ girado depende só de $i - j$. Então a chave girada "
-        "na posição $j$ vale para todos os passos futuros e pode ser guardada pronta. Guardar antes da "
-        "RoPE obrigaria a girar as $t$ chaves de novo a cada passo (trabalho extra proporcional a $t$, "
-        "e um erro fácil: girar com as posições erradas). Os valores não entram nas pontuações, só na "
-        "mistura; a RoPE existe para pôr a posição relativa em $q \\cdot k$, então $V$ fica como está.",
-        grade_id="resposta_rope",
+        "O passo de ida guarda, para o passo de volta, só q, k, v, a saída e o lse. Por que guardar o lse "
+        "(um número por linha) basta para reconstruir $P$ exatamente, sem repetir a softmax online? "
+        "Compare a memória de guardar $P$ e de guardar o lse para uma cabeça com $T = 4096$ em float32, "
+        "e diga o que se paga em troca.",
+        "Como $P_{ij} = e^{S_{ij} - \\mathrm{lse}_i}$ e $S_{ij} = q_i \\cdot k_j / \\sqrt{d}$ é recalculável de "
+        "q e k, o lse é o único dado da linha inteira que o passo de volta precisa: com ele cada bloco "
+        "de $P$ sai exato e já normalizado, sem conhecer os outros blocos (não há máximo nem soma a "
+        "acumular de novo). Guardar $P$: $4096^2 \\times 4$ bytes = 64 MiB por cabeça; guardar o lse: "
+        "$4096 \\times 4$ bytes = 16 KiB, 4096 vezes menos. Em troca recalculamos $QK^\\top$ (e a "
+        "exponencial) no passo de volta: mais FLOPs, muito menos leitura e escrita de memória.",
+        grade_id="resposta_lse",
         points=2,
     )
     nb.entrega()
     return nb
 
 
-# Resposta plausível e errada (usada nos testes): a máscara sem o
-# deslocamento `start` (o triângulo de uma atenção sem cache).
+# Respostas plausíveis e erradas (usadas nos testes): esquecer o termo D no
+# passo de volta de um bloco.
 ERRADO = {
-    "cached_attention": (
-        "def cached_attention(q_new, k_all, v_all, start):\n"
-        "    G = q_new.shape[1] // k_all.shape[1]\n"
-        "    k, v = k_all.repeat_interleave(G, dim=1), v_all.repeat_interleave(G, dim=1)\n"
-        "    n, m = q_new.shape[-2], k.shape[-2]\n"
-        "    s = q_new @ k.transpose(-2, -1) / math.sqrt(q_new.shape[-1])\n"
-        "    s = s.masked_fill(torch.arange(m)[None, :] > torch.arange(n)[:, None], -inf)\n"
-        "    return torch.softmax(s, dim=-1) @ v\n"
+    "block_backward": (
+        "def block_backward(q_i, k_j, v_j, do_i, lse_i, D_i, mask=None):\n"
+        "    scale = 1.0 / math.sqrt(q_i.shape[-1])\n"
+        "    s = (q_i @ k_j.transpose(-2, -1)) * scale\n"
+        "    if mask is not None:\n"
+        "        s = s.masked_fill(mask, -inf)\n"
+        "    p = torch.exp(s - lse_i[..., None])\n"
+        "    ds = p * (do_i @ v_j.transpose(-2, -1))\n"
+        "    return (ds @ k_j) * scale, (ds.transpose(-2, -1) @ q_i) * scale, p.transpose(-2, -1) @ do_i\n"
     ),
 }

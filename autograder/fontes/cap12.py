@@ -1,540 +1,405 @@
-"""Exercícios do capítulo 12 — Um kernel de GPU em Triton.
+"""Exercício do capítulo 12 — KV cache e decodificação incremental.
 
-O aluno escreve kernels Triton de verdade: a softmax por linha, um bloco de
-pontuações com tl.dot, o limite do laço causal e o laço da softmax online do
-FlashAttention. Sem GPU, tudo roda no interpretador do Triton (a primeira
-célula define TRITON_INTERPRET=1 antes de importar o triton), com tamanhos
-pequenos: o caderno inteiro roda em segundos na CPU.
+Tarefas (pontos): KVCache pré-alocado com erro claro quando cheio (3), atenção
+das consultas novas sobre o cache com GQA e a máscara com `start` (3),
+geração gulosa com cache, idêntica a recalcular tudo (4), a fórmula da
+memória do cache (2), pergunta escrita sobre a RoPE antes do cache (2).
+Oráculos: F.scaled_dot_product_attention sobre a sequência inteira, a geração
+por recálculo escrita no próprio caderno e a fórmula fechada; nada do pacote
+atencao.
 """
 
-from textwrap import dedent
-
+from autograder.fontes._parte2 import IMPORTS
 from autograder.nbbuild import Notebook
 
-SLUG = "12-kernel-triton"
+SLUG = "12-kv-cache"
+
+MODELO = '''\
+def rope(x, positions, base=10000.0):
+    """Gira os pares de coordenadas (2i, 2i+1) de x (..., n, d) pelo ângulo pos * base^(-2i/d).
+
+    positions: tensor de inteiros (n,) com a posição ABSOLUTA de cada linha.
+    """
+    d = x.shape[-1]
+    freq = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)          # (d/2,)
+    ang = positions.to(torch.float64)[:, None] * freq[None, :]               # (n, d/2)
+    cos, sin = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)
+    x1, x2 = x[..., 0::2], x[..., 1::2]                                      # (..., n, d/2)
+    out = torch.empty_like(x)
+    out[..., 0::2] = x1 * cos - x2 * sin
+    out[..., 1::2] = x1 * sin + x2 * cos
+    return out
 
 
-def _c(src: str) -> str:
-    return dedent(src).strip("\n")
+class TinyLM:
+    """Um modelo de linguagem de brinquedo: embeddings -> uma camada de atenção causal
+    (GQA + RoPE) com resíduo -> logits. Pesos aleatórios fixos, float64."""
+
+    def __init__(self, vocab=40, d_model=32, n_heads=4, n_kv_heads=2, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.vocab, self.n_heads, self.n_kv_heads = vocab, n_heads, n_kv_heads
+        self.d_k = d_model // n_heads
+        r = lambda *s: torch.randn(*s, generator=g, dtype=torch.float64)
+        self.emb = r(vocab, d_model)                                   # (V, D)
+        self.w_q = r(d_model, n_heads * self.d_k) / math.sqrt(d_model)
+        self.w_k = r(d_model, n_kv_heads * self.d_k) / math.sqrt(d_model)
+        self.w_v = r(d_model, n_kv_heads * self.d_k) / math.sqrt(d_model)
+        self.w_o = r(n_heads * self.d_k, d_model) / math.sqrt(n_heads * self.d_k)
+
+    def embed(self, tokens):
+        """tokens (B, n) inteiros -> x (B, n, D)."""
+        return self.emb[tokens]
+
+    def qkv(self, x):
+        """x (B, n, D) -> q (B, H, n, d_k), k e v (B, Hkv, n, d_k), ANTES da RoPE."""
+        B, n, _ = x.shape
+        q = (x @ self.w_q).view(B, n, self.n_heads, self.d_k).transpose(1, 2)
+        k = (x @ self.w_k).view(B, n, self.n_kv_heads, self.d_k).transpose(1, 2)
+        v = (x @ self.w_v).view(B, n, self.n_kv_heads, self.d_k).transpose(1, 2)
+        return q, k, v
+
+    def head(self, x, o):
+        """x (B, n, D) e a saída da atenção o (B, H, n, d_k) -> logits (B, n, V)."""
+        B, H, n, d_k = o.shape
+        h = x + o.transpose(1, 2).reshape(B, n, H * d_k) @ self.w_o   # resíduo
+        return h @ self.emb.T
 
 
-SETUP = _c('''
-    import math
-    import os
-
-    import numpy as np
-    import torch
-
-    NA_GPU = torch.cuda.is_available()
-    if not NA_GPU:
-        # Sem GPU, o interpretador do Triton executa os kernels na CPU (com NumPy).
-        # A variável precisa existir ANTES do primeiro `import triton`.
-        os.environ["TRITON_INTERPRET"] = "1"
-
-    # Na GPU, tl.dot em float32 usaria TF32 (~3 dígitos) por padrão; "ieee" é float32 de
-    # verdade, o mesmo que o interpretador faz. Os kernels também pedem isso no próprio
-    # tl.dot (input_precision="ieee"); esta linha vale para quem esquecer.
-    os.environ.setdefault("TRITON_F32_DEFAULT", "ieee")
-
-    try:
-        import triton
-        import triton.language as tl
-    except ImportError as e:
-        raise ImportError(
-            "Não consegui importar o triton. O capítulo 12 precisa de Linux com uma GPU NVIDIA "
-            "(ou do Google Colab com GPU), ou do interpretador do Triton num Linux sem GPU "
-            "(pip install triton). No Windows e no macOS, use o Colab."
-        ) from e
-
-    DEV = "cuda" if NA_GPU else "cpu"
-    # tl.dot em float32 com input_precision="ieee": na GPU e no interpretador, a mesma tolerância.
-    ATOL32 = 1e-5
-    torch.manual_seed(0)
-    print("Kernels rodando", "na GPU." if NA_GPU else "no interpretador do Triton (CPU): use tamanhos pequenos.")
-''')
-
-FERRAMENTAS = _c('''
-    from contextlib import contextmanager
+def forward_full(model, tokens):
+    """Passada completa, sem cache: logits (B, n, V) de todas as posições."""
+    x = model.embed(tokens)
+    q, k, v = model.qkv(x)
+    pos = torch.arange(tokens.shape[1])
+    q, k = rope(q, pos), rope(k, pos)
+    G = model.n_heads // model.n_kv_heads
+    k, v = k.repeat_interleave(G, dim=1), v.repeat_interleave(G, dim=1)   # (B, H, n, d_k)
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return model.head(x, o)
 
 
-    @contextmanager
-    def tarefa(nome):
-        """Transforma um erro de dentro do kernel numa mensagem em português."""
-        __tracebackhide__ = True
-        try:
-            yield
-        except AssertionError:
-            raise
-        except Exception as e:  # erros do interpretador ou do compilador do Triton
-            texto = f"{type(e).__name__}: {e}"
-            if "NotImplementedError" in texto:
-                raise FalhaNoTeste(
-                    f"{nome}: o código ainda tem o `raise NotImplementedError`. "
-                    "Complete a célula da tarefa (e rode-a de novo) antes dos testes."
-                ) from None
-            raise FalhaNoTeste(f"{nome}: o kernel deu erro ao rodar.\\n  {texto[:600]}") from e
+def generate_full(model, prompt, n_new):
+    """Geração gulosa recalculando o modelo inteiro a cada token novo."""
+    tokens = prompt
+    for _ in range(n_new):
+        nxt = forward_full(model, tokens)[:, -1].argmax(dim=-1, keepdim=True)   # (B, 1)
+        tokens = torch.cat([tokens, nxt], dim=1)
+    return tokens
 
 
-    def sdpa(q, k, v, causal):
-        """Oráculo: a atenção do torch, em float64."""
-        q, k, v = (x.detach().double().cpu() for x in (q, k, v))
-        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-
-    def lse_direto(q, k, causal):
-        """Oráculo do log-sum-exp: log sum_j exp(q_i · k_j / sqrt(d)), em float64."""
-        q, k = q.detach().double().cpu(), k.detach().double().cpu()
-        n = q.shape[-2]
-        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-        if causal:
-            s = s.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), float("-inf"))
-        return torch.logsumexp(s, dim=-1)
-''')
-
-SOFTMAX = _c('''
-    @triton.jit
-    def softmax_kernel(X, Y, stride_x, stride_y, n_cols, BLOCK: tl.constexpr):
-        """Um programa por linha: Y[linha, :] = softmax(X[linha, :])."""
-        row = tl.program_id(0)
-        cols = tl.arange(0, BLOCK)  # (BLOCK,): BLOCK é a potência de 2 >= n_cols
-        ### BEGIN SOLUTION
-        mask = cols < n_cols
-        x = tl.load(X + row * stride_x + cols, mask=mask, other=float("-inf")).to(tl.float32)
-        z = x - tl.max(x, axis=0)  # estabilidade: o maior expoente vira 0
-        e = tl.exp(z)
-        y = e / tl.sum(e, axis=0)
-        tl.store(Y + row * stride_y + cols, y.to(Y.dtype.element_ty), mask=mask)
-        ### END SOLUTION
-
-
-    def softmax_triton(x):
-        """Softmax na última dimensão de x (M, n): um programa Triton por linha."""
-        x = x.contiguous()
-        M, n = x.shape
-        y = torch.empty_like(x)
-        softmax_kernel[(M,)](x, y, x.stride(0), y.stride(0), n, BLOCK=triton.next_power_of_2(n))
-        return y
-''')
-
-SCORES = _c('''
-    @triton.jit
-    def scores_kernel(Q, K, S, n, m, d, scale, stride_q, stride_k, stride_s,
-                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
-        """O programa (i, j) calcula o bloco S[i*BLOCK_M : (i+1)*BLOCK_M, j*BLOCK_N : (j+1)*BLOCK_N]."""
-        offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)  # (BLOCK_M,) linhas de Q
-        offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)  # (BLOCK_N,) linhas de K
-        offs_d = tl.arange(0, BLOCK_D)  # (BLOCK_D,) colunas; BLOCK_D >= d
-        ### BEGIN SOLUTION
-        d_ok = offs_d[None, :] < d
-        q = tl.load(Q + offs_m[:, None] * stride_q + offs_d[None, :],
-                    mask=(offs_m[:, None] < n) & d_ok, other=0.0)  # (BLOCK_M, BLOCK_D)
-        k = tl.load(K + offs_n[:, None] * stride_k + offs_d[None, :],
-                    mask=(offs_n[:, None] < m) & d_ok, other=0.0)  # (BLOCK_N, BLOCK_D)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale  # (BLOCK_M, BLOCK_N); "ieee": sem TF32
-        tl.store(S + offs_m[:, None] * stride_s + offs_n[None, :], s,
-                 mask=(offs_m[:, None] < n) & (offs_n[None, :] < m))
-        ### END SOLUTION
-
-
-    def scores_triton(q, k, BLOCK=16):
-        """S = q kᵀ / sqrt(d) para q (n, d) e k (m, d), em blocos BLOCK x BLOCK (float32)."""
-        q, k = q.contiguous(), k.contiguous()
-        n, d = q.shape
-        m = k.shape[0]
-        s = torch.empty((n, m), dtype=torch.float32, device=q.device)
-        grid = (triton.cdiv(n, BLOCK), triton.cdiv(m, BLOCK))
-        scores_kernel[grid](q, k, s, n, m, d, 1.0 / math.sqrt(d), q.stride(0), k.stride(0), s.stride(0),
-                            BLOCK_M=BLOCK, BLOCK_N=BLOCK, BLOCK_D=max(16, triton.next_power_of_2(d)))
-        return s
-''')
-
-LIMITE = _c('''
-    @triton.jit
-    def limite_chaves(start_m, N, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
-        """Fim (exclusivo) das chaves que as consultas [start_m, start_m + BLOCK_M) precisam ler."""
-        ### BEGIN SOLUTION
-        fim = N
-        if CAUSAL:  # a última consulta do bloco é start_m + BLOCK_M - 1
-            fim = tl.minimum(N, start_m + BLOCK_M)
-        return fim
-        ### END SOLUTION
-
-
-    # Pronto, não precisa mudar: lança um programa por bloco de consultas, cada um chama a sua
-    # limite_chaves e guarda o resultado. Os testes usam esta função (uma função @triton.jit
-    # só roda dentro de um kernel).
-    @triton.jit
-    def _sonda_limite(OUT, N, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
-        pid = tl.program_id(0)
-        tl.store(OUT + pid, limite_chaves(pid * BLOCK_M, N, BLOCK_M, CAUSAL))
-
-
-    def limites(N, BLOCK_M, causal):
-        """O fim do laço de chaves de cada bloco de consultas, segundo a sua limite_chaves."""
-        out = torch.full((triton.cdiv(N, BLOCK_M),), -1, dtype=torch.int32, device=DEV)
-        _sonda_limite[(out.numel(),)](out, N, BLOCK_M=BLOCK_M, CAUSAL=causal)
-        return out
-''')
-
-FLASH_TOPO = '''
-    @triton.jit
-    def flash_kernel(Q, K, V, O, LSE, LIMITES, N, d, scale, stride_bh, stride_n,
-                     CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                     BLOCK_D: tl.constexpr, USAR_LIMITES: tl.constexpr):
-        """Programa (i, bh): as consultas [i*BLOCK_M, (i+1)*BLOCK_M) da cabeça bh."""
-        start_m = tl.program_id(0) * BLOCK_M
-        bh = tl.program_id(1)
-        Q += bh * stride_bh  # q, k, v, o contíguos (B, H, N, d): a cabeça bh começa aqui
-        K += bh * stride_bh
-        V += bh * stride_bh
-        O += bh * stride_bh
-        offs_m = start_m + tl.arange(0, BLOCK_M)  # (BLOCK_M,) posições das consultas
-        offs_d = tl.arange(0, BLOCK_D)
-        m_ok = offs_m < N
-        d_ok = offs_d < d
-        q = tl.load(Q + offs_m[:, None] * stride_n + offs_d[None, :],
-                    mask=m_ok[:, None] & d_ok[None, :], other=0.0)  # (BLOCK_M, BLOCK_D)
-
-        m_i = tl.full((BLOCK_M,), float("-inf"), tl.float32)  # máximo corrente de cada linha
-        l_i = tl.zeros((BLOCK_M,), tl.float32)  # soma corrente de exp(s - m_i)
-        acc = tl.zeros((BLOCK_M, BLOCK_D), tl.float32)  # soma corrente de exp(s - m_i) · v
-
-        if USAR_LIMITES:  # limites prontos, calculados fora do kernel (os testes da tarefa 4 usam)
-            hi = tl.load(LIMITES + tl.program_id(0))
-        else:  # a sua função da tarefa 3
-            hi = limite_chaves(start_m, N, BLOCK_M, CAUSAL)
-        for start_n in range(0, hi, BLOCK_N):
-            offs_n = start_n + tl.arange(0, BLOCK_N)  # (BLOCK_N,) posições das chaves
-            n_ok = offs_n < N
+model = TinyLM()
 '''
-
-FLASH_LACO_CERTO = '''            ### BEGIN SOLUTION
-            mascara_kv = n_ok[:, None] & d_ok[None, :]
-            k = tl.load(K + offs_n[:, None] * stride_n + offs_d[None, :], mask=mascara_kv, other=0.0)
-            v = tl.load(V + offs_n[:, None] * stride_n + offs_d[None, :], mask=mascara_kv, other=0.0)
-            s = scale * tl.dot(q, tl.trans(k), input_precision="ieee")  # (BLOCK_M, BLOCK_N)
-            permitido = n_ok[None, :]
-            if CAUSAL:  # a consulta i vê as chaves j <= i
-                permitido = permitido & (offs_m[:, None] >= offs_n[None, :])
-            s = tl.where(permitido, s, -float("inf"))
-            m_novo = tl.maximum(m_i, tl.max(s, 1))
-            p = tl.exp(s - m_novo[:, None])
-            alfa = tl.exp(m_i - m_novo)  # quanto encolher o que já foi somado
-            l_i = alfa * l_i + tl.sum(p, 1)
-            acc = alfa[:, None] * acc + tl.dot(p.to(v.dtype), v, input_precision="ieee")
-            m_i = m_novo
-            ### END SOLUTION
-'''
-
-# Resposta plausível e errada: esquece de reescalar o acumulador por alpha
-# quando o máximo muda (usada nos testes do pipeline).
-FLASH_LACO_ERRADO = FLASH_LACO_CERTO.replace(
-    "acc = alfa[:, None] * acc + tl.dot(", "acc = acc + tl.dot("
-)
-
-FLASH_FIM = '''
-        ### BEGIN SOLUTION
-        o = acc / l_i[:, None]
-        lse = m_i + tl.log(l_i)
-        ### END SOLUTION
-        tl.store(O + offs_m[:, None] * stride_n + offs_d[None, :], o.to(O.dtype.element_ty),
-                 mask=m_ok[:, None] & d_ok[None, :])
-        tl.store(LSE + bh * N + offs_m, lse, mask=m_ok)
-
-
-    def flash_attention_triton(q, k, v, causal=True, BLOCK=16, limites=None):
-        """q, k, v: (B, H, N, d) -> (saída (B, H, N, d), lse (B, H, N) em float32).
-
-        `limites`: opcional, um tensor int32 com o fim do laço de chaves de cada bloco de
-        consultas (o que `limite_chaves` devolve). Sem ele, o kernel chama `limite_chaves`.
-        """
-        q, k, v = (x.contiguous() for x in (q, k, v))
-        B, H, N, d = q.shape
-        o = torch.empty_like(q)
-        lse = torch.empty((B, H, N), dtype=torch.float32, device=q.device)
-        grid = (triton.cdiv(N, BLOCK), B * H)
-        if limites is not None and tuple(limites.shape) != (grid[0],):
-            raise ValueError(f"limites: esperava um valor por bloco de consultas, forma ({grid[0]},); "
-                             f"veio {tuple(limites.shape)}.")
-        flash_kernel[grid](q, k, v, o, lse, lse if limites is None else limites.to(torch.int32),
-                           N, d, 1.0 / math.sqrt(d), N * d, d,
-                           CAUSAL=causal, BLOCK_M=BLOCK, BLOCK_N=BLOCK,
-                           BLOCK_D=max(16, triton.next_power_of_2(d)), USAR_LIMITES=limites is not None)
-        return o, lse
-'''
-
-FLASH = _c(FLASH_TOPO + FLASH_LACO_CERTO + FLASH_FIM)
 
 
 def build() -> Notebook:
-    nb = Notebook(SLUG, "Capítulo 12 — Um kernel de GPU em Triton")
+    nb = Notebook(SLUG, "Capítulo 12 — KV cache")
     nb.md(
-        "Neste caderno você escreve kernels Triton de verdade: a softmax de uma linha, um bloco de "
-        "pontuações com `tl.dot`, o limite do laço causal e, por fim, o laço da softmax online que "
-        "é o coração do FlashAttention.\n\n"
-        "**Sem GPU?** Sem problema: a primeira célula liga o *interpretador* do Triton "
-        "(`TRITON_INTERPRET=1`, definido antes de importar o `triton`), que executa o mesmo "
-        "kernel na CPU com NumPy. É lento (alguns milissegundos por programa), por isso os testes "
-        "usam tamanhos pequenos. Se você mudar essa célula ou importar o `triton` antes dela, "
-        "reinicie o kernel do Jupyter.\n\n"
-        "**Como trabalhar.** Complete as partes marcadas com `# SEU CÓDIGO AQUI` (apague a linha "
-        "`raise NotImplementedError`), rode a célula e depois a célula de testes logo abaixo. "
-        "As mensagens dizem o que se esperava e o que veio. Na correção, testes ocultos também "
-        "rodam (N que não é múltiplo do bloco, N = 1, float16, com e sem máscara causal).\n\n"
-        "Não apague nem edite as células de teste. Use só `numpy`, `torch` e `triton`.\n\n"
-        "Lembretes do modelo de programação:\n\n"
-        "- um kernel `@triton.jit` roda como muitos **programas** independentes; "
-        "`tl.program_id(eixo)` diz qual programa é este;\n"
-        "- cada programa trabalha com **blocos**: `tl.arange(0, BLOCK)` (BLOCK potência de 2) "
-        "gera os índices, e ponteiro + índices endereça um bloco inteiro;\n"
-        "- `tl.load(ptrs, mask=..., other=...)` carrega só onde a máscara é verdadeira e põe "
-        "`other` no resto; `tl.store(ptrs, valores, mask=...)` escreve só onde a máscara deixa;\n"
-        "- `tl.dot(a, b)` multiplica blocos (cada dimensão >= 16; em float32, passe "
-        "`input_precision=\"ieee\"` para não cair no TF32 de uma GPU); `tl.trans(k)` transpõe; "
-        "`tl.max`, `tl.sum` reduzem num eixo; `tl.where(cond, a, b)` escolhe elemento a elemento.",
+        "Na geração, cada token novo só precisa da sua consulta contra as chaves e valores de **todas** "
+        "as posições anteriores. Essas chaves e valores não mudam de um passo para o outro (a máscara "
+        "causal garante que o passado não vê o futuro): basta guardá-los num cache e calcular, a cada "
+        "passo, só a posição nova.\n\n"
+        "Você vai escrever o cache, a atenção sobre ele (com GQA e a máscara deslocada por `start`), "
+        "a geração incremental — que tem de dar exatamente os mesmos tokens que recalcular tudo — e a "
+        "conta da memória.\n\n"
+        "**Como trabalhar.** Complete as células marcadas com `# SEU CÓDIGO AQUI` (apague a linha "
+        "`raise NotImplementedError`) e rode a célula de testes logo abaixo. Na correção rodam também "
+        "testes ocultos (prompt de 1 token, cache enchendo até a última posição, lote 2).\n\n"
+        "**Regras.** Use só `torch` (e `math`). Não importe o pacote `atencao`.",
         grade_id="instrucoes",
     )
-    nb.setup(SETUP)
-    nb.code(FERRAMENTAS, grade_id="ferramentas")
+    nb.setup(IMPORTS)
+    nb.md(
+        "## O modelo de brinquedo (já pronto)\n\n"
+        "Uma camada de atenção com 4 cabeças de consulta e 2 de chave/valor (GQA: a cabeça de consulta "
+        "$h$ usa a cabeça de chave/valor $\\lfloor h / G \\rfloor$, $G = 2$), RoPE em q e k, e resíduo. "
+        "`forward_full` e `generate_full` são a referência: recalculam tudo.",
+        grade_id="modelo_enunciado",
+    )
+    nb.code(MODELO, grade_id="modelo")
 
     # ---------------------------------------------------------------- tarefa 1
     nb.md(
-        "## Tarefa 1 — softmax fundida, um programa por linha (2 pontos)\n\n"
-        "Complete `softmax_kernel`: o programa `row` carrega a linha inteira num bloco de `BLOCK` "
-        "posições (as que passam de `n_cols` entram como $-\\infty$, que vira $e^{-\\infty} = 0$), "
-        "converte para float32, subtrai o máximo, exponencia, divide pela soma e escreve a linha "
-        "no dtype de `Y` (`Y.dtype.element_ty`).\n\n"
-        "$$\\mathrm{softmax}(x)_j = \\frac{e^{x_j - \\max_k x_k}}{\\sum_{k} e^{x_k - \\max_k x_k}}$$\n\n"
-        "Tudo acontece nos registradores: a linha é lida da memória uma vez e escrita uma vez.",
+        "## Tarefa 1 — o cache pré-alocado (3 pontos)\n\n"
+        "Complete a classe `KVCache(batch, kv_heads, max_len, d_k, dtype=torch.float64)`:\n\n"
+        "* no construtor, aloque **uma vez** `self.k` e `self.v`, de forma `(batch, kv_heads, max_len, d_k)`, "
+        "e comece com `self.length = 0`;\n"
+        "* `append(k_new, v_new)`, com `k_new` e `v_new` de forma `(batch, kv_heads, n, d_k)`, escreve as "
+        "`n` posições novas em `[length, length + n)`, avança `length` e devolve `(k_all, v_all)`: as "
+        "**visões** `self.k[:, :, :length]` e `self.v[:, :, :length]` (sem copiar);\n"
+        "* se não couber, levante `ValueError` com uma mensagem em português dizendo quantas posições "
+        "o cache tem, quantas já usa e quantas chegaram — e sem mudar nada.",
         grade_id="tarefa1_enunciado",
     )
-    nb.solution(SOFTMAX, grade_id="softmax_kernel")
+    nb.solution(
+        "class KVCache:\n"
+        "    \"\"\"Chaves e valores de todas as posições já vistas, num buffer alocado uma vez.\"\"\"\n"
+        "\n"
+        "    def __init__(self, batch, kv_heads, max_len, d_k, dtype=torch.float64):\n"
+        "        ### BEGIN SOLUTION\n"
+        "        self.max_len = max_len\n"
+        "        self.k = torch.zeros(batch, kv_heads, max_len, d_k, dtype=dtype)   # (B, Hkv, max_len, d_k)\n"
+        "        self.v = torch.zeros(batch, kv_heads, max_len, d_k, dtype=dtype)\n"
+        "        self.length = 0\n"
+        "        ### END SOLUTION\n"
+        "\n"
+        "    def append(self, k_new, v_new):\n"
+        "        ### BEGIN SOLUTION\n"
+        "        n = k_new.shape[-2]\n"
+        "        if self.length + n > self.max_len:\n"
+        "            raise ValueError(f\"KVCache cheio: cabem {self.max_len} posições, já há {self.length} \"\n"
+        "                             f\"e chegaram mais {n}.\")\n"
+        "        self.k[:, :, self.length:self.length + n] = k_new\n"
+        "        self.v[:, :, self.length:self.length + n] = v_new\n"
+        "        self.length += n\n"
+        "        return self.k[:, :, :self.length], self.v[:, :, :self.length]\n"
+        "        ### END SOLUTION",
+        grade_id="kv_cache",
+    )
     nb.tests(
-        _c('''
-            """softmax_triton coincide com torch.softmax, inclusive com n que não é potência de 2."""
-            x = torch.randn(5, 100, device=DEV)
-            with tarefa("Tarefa 1"):
-                y = softmax_triton(x)
-            conferir("softmax_triton em (5, 100)", y, torch.softmax(x, dim=-1), atol=1e-6)
-            print("Tarefa 1: testes visíveis passaram.")
-            ### BEGIN HIDDEN TESTS
-            _g = torch.Generator().manual_seed(12)
-            for _shape in [(1, 1), (7, 33), (2, 257)]:
-                _x = torch.randn(*_shape, generator=_g).to(DEV)
-                with tarefa("Tarefa 1"):
-                    conferir(f"softmax_triton em {_shape}", softmax_triton(_x), torch.softmax(_x, -1), atol=1e-6)
-            # Valores grandes: sem subtrair o máximo, exp(1000) vira inf e o resultado, NaN.
-            _x = (torch.randn(3, 50, generator=_g) * 1000).to(DEV)
-            with tarefa("Tarefa 1"):
-                conferir("softmax_triton com valores ~1000 (subtraiu o máximo?)", softmax_triton(_x),
-                         torch.softmax(_x.double(), -1), atol=1e-6)
-            # Posições mascaradas (-inf) dão peso 0.
-            _x = torch.randn(4, 20, generator=_g).to(DEV)
-            _x[:, 15:] = float("-inf")
-            with tarefa("Tarefa 1"):
-                conferir("softmax_triton com -inf nas últimas colunas", softmax_triton(_x), torch.softmax(_x, -1), atol=1e-6)
-            # float16 entra, float16 sai (conta feita em float32).
-            _x16 = torch.randn(3, 100, generator=_g).half().to(DEV)
-            with tarefa("Tarefa 1"):
-                _y16 = softmax_triton(_x16)
-            assert _y16.dtype == torch.float16, f"softmax_triton: com entrada float16 esperava saída float16, veio {_y16.dtype}"
-            conferir("softmax_triton em float16", _y16, torch.softmax(_x16.float(), -1), atol=1e-3)  # float16: ~3 dígitos
-            ### END HIDDEN TESTS
-        '''),
-        grade_id="test_softmax_kernel",
-        points=2,
+        "\"\"\"KVCache guarda o que recebeu, sem realocar, e recusa o que não cabe.\"\"\"\n"
+        "cache = KVCache(1, 2, 6, 4)\n"
+        "assert all(hasattr(cache, a) for a in (\"k\", \"v\", \"length\")), \\\n"
+        "    \"KVCache: esperava que o construtor criasse self.k, self.v (os buffers) e self.length = 0; falta algum.\"\n"
+        "_tensor(\"KVCache.k\", cache.k)\n"
+        "conferir(\"forma de KVCache(1, 2, 6, 4).k\", np.array(cache.k.shape), np.array([1, 2, 6, 4]))\n"
+        "ptr = cache.k.data_ptr()\n"
+        "ks = [torch.randn(1, 2, n, 4, dtype=torch.float64) for n in (3, 1, 2)]\n"
+        "vs = [torch.randn(1, 2, n, 4, dtype=torch.float64) for n in (3, 1, 2)]\n"
+        "for i in range(3):\n"
+        "    res = _tupla(\"cache.append\", cache.append(ks[i], vs[i]), 2)\n"
+        "    conferir(f\"k_all depois de {i + 1} append(s)\", res[0], torch.cat(ks[:i + 1], dim=2))\n"
+        "    conferir(f\"v_all depois de {i + 1} append(s)\", res[1], torch.cat(vs[:i + 1], dim=2))\n"
+        "assert cache.length == 6, f\"cache.length: esperava 6, veio {cache.length}\"\n"
+        "assert cache.k.data_ptr() == ptr, \"KVCache: o buffer self.k foi realocado; escreva dentro dele (self.k[:, :, a:b] = ...)\"\n"
+        "conferir_erro(\"append num cache cheio\", cache.append, ks[1], vs[1])\n"
+        "print(\"Tarefa 1: testes visíveis passaram.\")\n"
+        "### BEGIN HIDDEN TESTS\n"
+        "assert cache.length == 6, f\"KVCache: um append recusado não pode mudar length (veio {cache.length})\"\n"
+        "_c = KVCache(2, 1, 5, 3)\n"
+        "_k5, _v5 = torch.randn(2, 1, 5, 3, dtype=torch.float64), torch.randn(2, 1, 5, 3, dtype=torch.float64)\n"
+        "conferir_erro(\"append de 6 posições num cache de 5\", _c.append, torch.randn(2, 1, 6, 3, dtype=torch.float64), torch.randn(2, 1, 6, 3, dtype=torch.float64))\n"
+        "assert _c.length == 0, f\"KVCache: um append recusado não pode mudar length (veio {_c.length})\"\n"
+        "_ka, _va = _tupla(\"append que enche o cache exatamente\", _chamar(\"append que enche o cache\", _c.append, _k5, _v5), 2)\n"
+        "conferir(\"k_all com o cache exatamente cheio (lote 2)\", _ka, _k5)\n"
+        "assert _ka.data_ptr() == _c.k.data_ptr(), \"KVCache.append: devolva visões de self.k/self.v (sem copiar)\"\n"
+        "_c1 = KVCache(1, 1, 1, 2)\n"
+        "_ka, _va = _c1.append(torch.ones(1, 1, 1, 2, dtype=torch.float64), torch.ones(1, 1, 1, 2, dtype=torch.float64))\n"
+        "conferir(\"cache de uma posição\", _va, torch.ones(1, 1, 1, 2, dtype=torch.float64))\n"
+        "### END HIDDEN TESTS",
+        grade_id="test_kv_cache",
+        points=3,
     )
 
     # ---------------------------------------------------------------- tarefa 2
     nb.md(
-        "## Tarefa 2 — um bloco de pontuações com `tl.dot` (2 pontos)\n\n"
-        "O kernel ingênuo em CUDA do capítulo usa uma thread por pontuação "
-        "(`scores[i][j] = dot(Q[i], K[j]) * (1.0f / sqrtf(d_k))`). Em Triton, um programa calcula "
-        "um **bloco** $S_{IJ} = Q_I K_J^\\top / \\sqrt{d}$ de `BLOCK_M x BLOCK_N` pontuações com "
-        "um único `tl.dot`.\n\n"
-        "Complete `scores_kernel`: carregue o bloco de `Q` (`BLOCK_M x BLOCK_D`) e o de `K` "
-        "(`BLOCK_N x BLOCK_D`) com máscaras (linhas além de `n` ou `m` e colunas além de `d` "
-        "entram como 0, que não muda nenhum produto escalar), calcule "
-        "`tl.dot(q, tl.trans(k)) * scale` e guarde só as posições válidas de `S`. "
-        "Os tensores são contíguos: o elemento `[i, c]` de `Q` fica em `Q + i * stride_q + c`.",
+        "## Tarefa 2 — atenção das consultas novas sobre o cache (3 pontos)\n\n"
+        "Implemente `cached_attention(q_new, k_all, v_all, start)`: `q_new` com forma `(B, H, n, d_k)` "
+        "(as consultas das posições `start, ..., start + n - 1`, já giradas), `k_all` e `v_all` com forma "
+        "`(B, Hkv, m, d_k)`, $m = \\text{start} + n$. Devolva `(B, H, n, d_k)`:\n\n"
+        "* GQA: repita cada cabeça de chave/valor $G = H / H_{kv}$ vezes (`repeat_interleave` na dimensão 1);\n"
+        "* máscara: a consulta $i$ (posição absoluta $\\text{start} + i$) **não** vê a chave $j$ quando "
+        "$j > \\text{start} + i$.\n\n"
+        "Escreva a conta (pontuações, máscara, softmax, mistura); `F.scaled_dot_product_attention` fica "
+        "fora desta tarefa.",
         grade_id="tarefa2_enunciado",
     )
-    nb.solution(SCORES, grade_id="scores_kernel")
+    nb.solution(
+        "def cached_attention(q_new, k_all, v_all, start):\n"
+        "    \"\"\"Atenção causal de n consultas novas sobre m = start + n chaves (GQA).\"\"\"\n"
+        "    ### BEGIN SOLUTION\n"
+        "    G = q_new.shape[1] // k_all.shape[1]\n"
+        "    k = k_all.repeat_interleave(G, dim=1)                       # (B, H, m, d_k)\n"
+        "    v = v_all.repeat_interleave(G, dim=1)\n"
+        "    n, m = q_new.shape[-2], k.shape[-2]\n"
+        "    s = q_new @ k.transpose(-2, -1) / math.sqrt(q_new.shape[-1])   # (B, H, n, m)\n"
+        "    futuro = torch.arange(m)[None, :] > start + torch.arange(n)[:, None]   # (n, m)\n"
+        "    s = s.masked_fill(futuro, -inf)\n"
+        "    w = torch.exp(s - s.amax(dim=-1, keepdim=True))\n"
+        "    return (w / w.sum(dim=-1, keepdim=True)) @ v\n"
+        "    ### END SOLUTION",
+        grade_id="cached_attention",
+    )
+    nb.code(
+        "def last_rows_of_full_attention(q_all, k_all, v_all, n):\n"
+        "    \"\"\"Oráculo: atenção causal sobre as m posições (SDPA) e só as n últimas linhas.\"\"\"\n"
+        "    G = q_all.shape[1] // k_all.shape[1]\n"
+        "    full = F.scaled_dot_product_attention(q_all, k_all.repeat_interleave(G, 1), v_all.repeat_interleave(G, 1), is_causal=True)\n"
+        "    return full[:, :, q_all.shape[2] - n:]",
+        grade_id="oraculo_atencao",
+    )
     nb.tests(
-        _c('''
-            """scores_triton coincide com q kᵀ / sqrt(d) mesmo quando n e m não são múltiplos do bloco."""
-            q, k = torch.randn(37, 16, device=DEV), torch.randn(45, 16, device=DEV)
-            with tarefa("Tarefa 2"):
-                s = scores_triton(q, k)
-            conferir("scores_triton com q (37, 16) e k (45, 16)", s, q @ k.T / math.sqrt(16), atol=ATOL32)
-            print("Tarefa 2: testes visíveis passaram.")
-            ### BEGIN HIDDEN TESTS
-            _g = torch.Generator().manual_seed(22)
-            for (_n, _m, _d) in [(1, 1, 16), (16, 16, 32), (20, 3, 24), (50, 33, 64)]:
-                _q, _k = torch.randn(_n, _d, generator=_g).to(DEV), torch.randn(_m, _d, generator=_g).to(DEV)
-                with tarefa("Tarefa 2"):
-                    conferir(f"scores_triton com n={_n}, m={_m}, d={_d}", scores_triton(_q, _k),
-                             _q.double() @ _k.double().T / math.sqrt(_d), atol=ATOL32 * 5)
-            _q16, _k16 = torch.randn(30, 32, generator=_g).half().to(DEV), torch.randn(20, 32, generator=_g).half().to(DEV)
-            with tarefa("Tarefa 2"):
-                conferir("scores_triton em float16", scores_triton(_q16, _k16),
-                         _q16.double() @ _k16.double().T / math.sqrt(32), atol=1e-3)  # produto exato, soma em float32
-            ### END HIDDEN TESTS
-        '''),
-        grade_id="test_scores_kernel",
-        points=2,
+        "\"\"\"cached_attention é igual às últimas linhas da atenção causal completa.\"\"\"\n"
+        "q_all = torch.randn(1, 4, 9, 8, dtype=torch.float64)\n"
+        "k_all, v_all = torch.randn(1, 2, 9, 8, dtype=torch.float64), torch.randn(1, 2, 9, 8, dtype=torch.float64)\n"
+        "for n in (1, 3, 9):\n"
+        "    out = _tensor(\"cached_attention\", cached_attention(q_all[:, :, 9 - n:], k_all, v_all, start=9 - n))\n"
+        "    conferir(f\"cached_attention com n={n} consultas novas e start={9 - n}\", out, last_rows_of_full_attention(q_all, k_all, v_all, n), atol=1e-12)\n"
+        "print(\"Tarefa 2: testes visíveis passaram.\")\n"
+        "### BEGIN HIDDEN TESTS\n"
+        "_g = torch.Generator().manual_seed(111)\n"
+        "for _B, _H, _Hkv, _m, _n, _d in [(1, 1, 1, 1, 1, 2), (2, 6, 2, 17, 5, 4), (1, 3, 1, 12, 12, 6), (2, 4, 4, 30, 1, 8)]:\n"
+        "    _q = torch.randn(_B, _H, _m, _d, generator=_g, dtype=torch.float64)\n"
+        "    _k, _v = torch.randn(_B, _Hkv, _m, _d, generator=_g, dtype=torch.float64), torch.randn(_B, _Hkv, _m, _d, generator=_g, dtype=torch.float64)\n"
+        "    _caso = f\"cached_attention com B={_B}, H={_H}, Hkv={_Hkv}, m={_m}, n={_n}\"\n"
+        "    with _sem_atalhos():\n"
+        "        _out = _chamar(_caso, cached_attention, _q[:, :, _m - _n:], _k, _v, _m - _n)\n"
+        "    conferir(_caso, _out, last_rows_of_full_attention(_q, _k, _v, _n), atol=1e-12)\n"
+        "### END HIDDEN TESTS",
+        grade_id="test_cached_attention",
+        points=3,
     )
 
     # ---------------------------------------------------------------- tarefa 3
     nb.md(
-        "## Tarefa 3 — até onde ler as chaves (1 ponto)\n\n"
-        "Com a máscara causal, a consulta $i$ só vê as chaves $j \\le i$. O bloco de consultas "
-        "$[\\mathtt{start\\_m}, \\mathtt{start\\_m} + \\mathtt{BLOCK\\_M})$ não precisa, então, "
-        "nem **carregar** as chaves a partir de $\\mathtt{start\\_m} + \\mathtt{BLOCK\\_M}$: esses "
-        "blocos são pulados (metade do trabalho, para N grande). Sem máscara, todas as `N` chaves "
-        "são lidas.\n\n"
-        "Complete `limite_chaves`, que devolve o fim (exclusivo) do laço de chaves: "
-        "$\\min(\\mathtt{start\\_m} + \\mathtt{BLOCK\\_M}, N)$ com `CAUSAL`, senão $N$. "
-        "(`if CAUSAL:` é resolvido na compilação, porque `CAUSAL` é `tl.constexpr`; use "
-        "`tl.minimum`.)",
+        "## Tarefa 3 — geração com cache, idêntica a recalcular tudo (4 pontos)\n\n"
+        "Implemente `generate_cached(model, prompt, n_new)` (gulosa, como `generate_full`):\n\n"
+        "1. crie um `KVCache` com espaço para `T0 + n_new` posições (`T0 = prompt.shape[1]`);\n"
+        "2. *prefill*: passe o prompt inteiro uma vez — `model.embed`, `model.qkv`, RoPE em q e k com as "
+        "posições `0, ..., T0 - 1`, `append` das chaves **já giradas** e dos valores, `cached_attention` "
+        "com `start = 0`, `model.head` — e escolha o primeiro token novo pelo `argmax` da última posição;\n"
+        "3. a cada passo seguinte, passe **só o token novo**, na posição `start = cache.length`: RoPE com "
+        "essa posição, `append`, `cached_attention`, `model.head`, `argmax`.\n\n"
+        "Devolva os tokens `(B, T0 + n_new)`. Os testes comparam com `generate_full` token a token e "
+        "conferem que, depois do prefill, cada passo chama `model.qkv` com uma única posição.",
         grade_id="tarefa3_enunciado",
     )
-    nb.solution(LIMITE, grade_id="limite_chaves")
+    nb.solution(
+        "def generate_cached(model, prompt, n_new):\n"
+        "    \"\"\"Geração gulosa com KV cache: prefill do prompt e depois um token por passo.\"\"\"\n"
+        "    ### BEGIN SOLUTION\n"
+        "    B, T0 = prompt.shape\n"
+        "    cache = KVCache(B, model.n_kv_heads, T0 + n_new, model.d_k)\n"
+        "    tokens, new = prompt, prompt\n"
+        "    for _ in range(n_new):\n"
+        "        start = cache.length\n"
+        "        pos = torch.arange(start, start + new.shape[1])\n"
+        "        x = model.embed(new)\n"
+        "        q, k, v = model.qkv(x)\n"
+        "        q, k = rope(q, pos), rope(k, pos)\n"
+        "        k_all, v_all = cache.append(k, v)\n"
+        "        logits = model.head(x, cached_attention(q, k_all, v_all, start))   # (B, n, V)\n"
+        "        new = logits[:, -1].argmax(dim=-1, keepdim=True)                  # (B, 1)\n"
+        "        tokens = torch.cat([tokens, new], dim=1)\n"
+        "    return tokens\n"
+        "    ### END SOLUTION",
+        grade_id="generate_cached",
+    )
     nb.tests(
-        _c('''
-            """limite_chaves: min(start_m + BLOCK_M, N) com máscara causal, N sem ela."""
-            with tarefa("Tarefa 3"):
-                _causal, _sem = limites(50, 16, True), limites(50, 16, False)
-            conferir("limite_chaves com N=50, BLOCK_M=16, causal", _causal,
-                     torch.tensor([16, 32, 48, 50], dtype=torch.int32))
-            conferir("limite_chaves com N=50, BLOCK_M=16, sem máscara", _sem,
-                     torch.tensor([50, 50, 50, 50], dtype=torch.int32))
-            print("Tarefa 3: testes visíveis passaram.")
-            ### BEGIN HIDDEN TESTS
-            for (_N, _bm) in [(1, 16), (64, 16), (17, 32), (100, 32)]:
-                _nb = -(-_N // _bm)
-                with tarefa("Tarefa 3"):
-                    _causal, _sem = limites(_N, _bm, True), limites(_N, _bm, False)
-                conferir(f"limite_chaves com N={_N}, BLOCK_M={_bm}, causal", _causal,
-                         torch.tensor([min((_i + 1) * _bm, _N) for _i in range(_nb)], dtype=torch.int32))
-                conferir(f"limite_chaves com N={_N}, BLOCK_M={_bm}, sem máscara", _sem,
-                         torch.full((_nb,), _N, dtype=torch.int32))
-            ### END HIDDEN TESTS
-        '''),
-        grade_id="test_limite_chaves",
-        points=1,
+        "\"\"\"generate_cached dá os mesmos tokens que generate_full e processa um token por passo.\"\"\"\n"
+        "prompt = torch.randint(0, model.vocab, (1, 7), generator=torch.Generator().manual_seed(3))\n"
+        "got = _tensor(\"generate_cached\", generate_cached(model, prompt, 12))\n"
+        "want = generate_full(model, prompt, 12)\n"
+        "conferir(\"tokens de generate_cached (prompt de 7, 12 novos)\", got, want, atol=0, rtol=0)\n"
+        "print(\"Tarefa 3: testes visíveis passaram.\")\n"
+        "### BEGIN HIDDEN TESTS\n"
+        "class _Espiao:\n"
+        "    \"\"\"Repassa tudo ao modelo e anota quantas posições cada chamada de qkv recebeu.\"\"\"\n"
+        "    def __init__(self, m):\n"
+        "        self._m, self.tamanhos = m, []\n"
+        "    def __getattr__(self, nome):\n"
+        "        return getattr(self._m, nome)\n"
+        "    def qkv(self, x):\n"
+        "        self.tamanhos.append(x.shape[1])\n"
+        "        return self._m.qkv(x)\n"
+        "_g = torch.Generator().manual_seed(113)\n"
+        "for _B, _T0, _n, _seed in [(1, 1, 6, 1), (2, 5, 9, 2), (1, 20, 1, 3)]:\n"
+        "    _mod = _Espiao(TinyLM(seed=_seed))\n"
+        "    _p = torch.randint(0, _mod.vocab, (_B, _T0), generator=_g)\n"
+        "    _caso = f\"generate_cached com lote {_B}, prompt de {_T0}, {_n} novos\"\n"
+        "    _got = _chamar(_caso, generate_cached, _mod, _p, _n)\n"
+        "    conferir(\"tokens de \" + _caso, _got, generate_full(_mod._m, _p, _n), atol=0, rtol=0)\n"
+        "    assert _mod.tamanhos[:1] == [_T0] and all(t == 1 for t in _mod.tamanhos[1:]), (\n"
+        "        f\"{_caso}: depois do prefill ({_T0} posições), cada passo deve passar só 1 posição por model.qkv; \"\n"
+        "        f\"as chamadas receberam {_mod.tamanhos}\")\n"
+        "    assert len(_mod.tamanhos) <= _n + 1, f\"{_caso}: esperava no máximo {_n + 1} chamadas de model.qkv, vieram {len(_mod.tamanhos)}\"\n"
+        "_mod = TinyLM(seed=4)\n"
+        "_p = torch.randint(0, _mod.vocab, (1, 3), generator=_g)\n"
+        "conferir(\"generate_cached com 0 tokens novos\", _chamar(\"generate_cached com n_new=0\", generate_cached, _mod, _p, 0), _p, atol=0, rtol=0)\n"
+        "### END HIDDEN TESTS",
+        grade_id="test_generate_cached",
+        points=4,
+    )
+    nb.md(
+        "### Quanto o cache economiza (sem nota)\n\n"
+        "Rode a célula abaixo: ela mede as duas gerações no mesmo modelo. O recálculo faz, no passo $t$, "
+        "uma passada sobre $t$ posições (custo total quadrático em $T$); com o cache, cada passo custa "
+        "proporcional às $t$ chaves guardadas, e as projeções só são feitas para a posição nova.",
+        grade_id="medida_enunciado",
+    )
+    nb.code(
+        "import time\n"
+        "prompt = torch.randint(0, model.vocab, (1, 200), generator=torch.Generator().manual_seed(0))\n"
+        "for nome, f in ((\"recalcular tudo\", generate_full), (\"com KV cache\", generate_cached)):\n"
+        "    t0 = time.perf_counter()\n"
+        "    try:\n"
+        "        f(model, prompt, 100)\n"
+        "        print(f\"{nome}: {time.perf_counter() - t0:.3f} s\")\n"
+        "    except NotImplementedError:\n"
+        "        print(f\"{nome}: complete a tarefa 3 primeiro\")",
+        grade_id="medida",
     )
 
     # ---------------------------------------------------------------- tarefa 4
     nb.md(
-        "## Tarefa 4 — o laço do FlashAttention (4 pontos)\n\n"
-        "Cada programa cuida de `BLOCK_M` consultas de uma cabeça e percorre as chaves em blocos "
-        "de `BLOCK_N`, sem nunca montar a matriz $N \\times N$. Para cada bloco de chaves, "
-        "complete o corpo do laço:\n\n"
-        "1. carregue os blocos de `K` e `V` (`BLOCK_N x BLOCK_D`) com máscara (`n_ok` nas linhas, "
-        "`d_ok` nas colunas, `other=0.0`);\n"
-        "2. pontuações $s = q k^\\top \\cdot \\mathtt{scale}$ com `tl.dot`;\n"
-        "3. máscara: chaves além de `N` sempre; com `CAUSAL`, também as chaves $j > i$ "
-        "(permitidas: `offs_n[None, :] <= offs_m[:, None]`); nas proibidas, $s = -\\infty$;\n"
-        "4. softmax online (capítulo 9): $m_{novo} = \\max(m_i, \\max_j s_{ij})$, "
-        "$p = e^{s - m_{novo}}$, $\\alpha = e^{m_i - m_{novo}}$, "
-        "$\\ell_i \\leftarrow \\alpha\\,\\ell_i + \\sum_j p_{ij}$, "
-        "$\\mathrm{acc} \\leftarrow \\alpha\\,\\mathrm{acc} + p\\,v$ "
-        "(converta `p` para o dtype de `v` antes do `tl.dot`: os dois operandos precisam do mesmo "
-        "tipo) e $m_i \\leftarrow m_{novo}$.\n\n"
-        "Depois do laço, normalize a saída, $o = \\mathrm{acc} / \\ell_i$, e calcule o "
-        "log-sum-exp de cada linha, $\\mathrm{lse}_i = m_i + \\log \\ell_i$, que o passo de volta "
-        "usa para recalcular as probabilidades sem guardá-las.\n\n"
-        "Nos `tl.dot` em float32, passe `input_precision=\"ieee\"`: numa GPU o padrão é TF32 (uns 3 "
-        "dígitos), e os testes usam a tolerância de float32 (no interpretador não muda nada).\n\n"
-        "Os testes desta tarefa passam a `flash_attention_triton` o argumento `limites` com o fim "
-        "certo do laço de cada bloco de consultas, calculado fora do kernel: assim um erro na tarefa 3 "
-        "não custa de novo aqui. Sem `limites`, o kernel usa a sua `limite_chaves`.",
+        "## Tarefa 4 — quanto o cache ocupa (2 pontos)\n\n"
+        "Implemente `kv_cache_bytes(layers, kv_heads, d_k, T, bytes_per_element, batch=1)`: os bytes de "
+        "chaves **e** valores de `T` posições em todas as camadas de atenção. Devolva um `int` do Python.\n\n"
+        "Exemplo: o modelo grande do livro tem 16 camadas de atenção completa, 4 cabeças de "
+        "chave/valor, $d_k = 256$, bf16 (2 bytes) e contexto de 262.144 tokens.",
         grade_id="tarefa4_enunciado",
     )
-    nb.solution(FLASH, grade_id="flash_kernel")
+    nb.solution(
+        "def kv_cache_bytes(layers, kv_heads, d_k, T, bytes_per_element, batch=1):\n"
+        "    \"\"\"2 (k e v) x camadas x cabeças KV x d_k x T x bytes x lote.\"\"\"\n"
+        "    ### BEGIN SOLUTION\n"
+        "    return 2 * int(layers) * int(kv_heads) * int(d_k) * int(T) * int(bytes_per_element) * int(batch)\n"
+        "    ### END SOLUTION",
+        grade_id="kv_cache_bytes",
+    )
     nb.tests(
-        _c('''
-            """flash_attention_triton coincide com o SDPA do torch (saída) e com o log-sum-exp direto."""
-            def limites_certos(N, BLOCK, causal):
-                """O fim do laço de chaves de cada bloco de consultas, calculado aqui, fora do kernel."""
-                fins = [min((i + 1) * BLOCK, N) if causal else N for i in range(-(-N // BLOCK))]
-                return torch.tensor(fins, dtype=torch.int32, device=DEV)
-
-
-            q, k, v = (torch.randn(1, 2, 50, 16, device=DEV) for _ in range(3))  # (B, H, N, d), N = 50 não é múltiplo de 16
-            for causal in (True, False):
-                with tarefa("Tarefa 4"):
-                    o, lse = flash_attention_triton(q, k, v, causal=causal, limites=limites_certos(50, 16, causal))
-                conferir(f"saída com causal={causal}", o, sdpa(q, k, v, causal), atol=ATOL32 * 5)
-                conferir(f"log-sum-exp com causal={causal}", lse, lse_direto(q, k, causal), atol=ATOL32 * 5)
-            try:  # só informação: o kernel com a SUA limite_chaves (tarefa 3) não vale pontos aqui
-                with tarefa("Tarefa 4 com a sua limite_chaves"):
-                    o, _ = flash_attention_triton(q, k, v, causal=True)
-                conferir("saída com a sua limite_chaves", o, sdpa(q, k, v, True), atol=ATOL32 * 5)
-                print("Com a sua limite_chaves (tarefa 3), o kernel também confere.")
-            except AssertionError as e:
-                print(f"Aviso (não tira pontos desta tarefa): com a sua limite_chaves, o kernel não confere.\\n  {e}")
-            print("Tarefa 4: testes visíveis passaram.")
-            ### BEGIN HIDDEN TESTS
-            _g = torch.Generator().manual_seed(42)
-            for (_B, _H, _N, _d, _bl) in [(1, 1, 1, 16, 16), (2, 1, 64, 32, 16), (1, 2, 100, 24, 32)]:
-                _q, _k, _v = (torch.randn(_B, _H, _N, _d, generator=_g).to(DEV) for _ in range(3))
-                for _causal in (True, False):
-                    with tarefa("Tarefa 4"):
-                        _o, _lse = flash_attention_triton(_q, _k, _v, causal=_causal, BLOCK=_bl,
-                                                          limites=limites_certos(_N, _bl, _causal))
-                    conferir(f"saída com B={_B}, H={_H}, N={_N}, d={_d}, bloco {_bl}, causal={_causal}",
-                             _o, sdpa(_q, _k, _v, _causal), atol=ATOL32 * 5)
-                    conferir(f"log-sum-exp com N={_N}, d={_d}, causal={_causal}", _lse,
-                             lse_direto(_q, _k, _causal), atol=ATOL32 * 5)
-            # float16: entradas e saída em float16, contas em float32.
-            _q, _k, _v = (torch.randn(1, 2, 40, 32, generator=_g).half().to(DEV) for _ in range(3))
-            with tarefa("Tarefa 4"):
-                _o, _ = flash_attention_triton(_q, _k, _v, causal=True, limites=limites_certos(40, 16, True))
-            assert _o.dtype == torch.float16, f"flash_attention_triton: esperava saída float16, veio {_o.dtype}"
-            conferir("saída em float16, causal", _o, sdpa(_q, _k, _v, True), atol=5e-3)  # float16: ~3 dígitos
-            # Blocos acima da diagonal não são lidos: chaves e valores NaN a partir da posição 16
-            # não podem contaminar as consultas 0-15 (que só enxergam as chaves 0-15).
-            _q, _k, _v = (torch.randn(1, 1, 48, 16, generator=_g).to(DEV) for _ in range(3))
-            _kb, _vb = _k.clone(), _v.clone()
-            _kb[..., 16:, :] = float("nan")
-            _vb[..., 16:, :] = float("nan")
-            import warnings as _w
-            with _w.catch_warnings(), tarefa("Tarefa 4"):
-                _w.simplefilter("ignore")
-                _o, _ = flash_attention_triton(_q, _kb, _vb, causal=True, limites=limites_certos(48, 16, True))
-            conferir("saída das consultas 0-15 com NaN nas chaves >= 16 (os blocos futuros foram pulados?)",
-                     _o[..., :16, :], sdpa(_q[..., :16, :], _k[..., :16, :], _v[..., :16, :], True), atol=ATOL32 * 5)
-            ### END HIDDEN TESTS
-        '''),
-        grade_id="test_flash_kernel",
-        points=4,
+        "\"\"\"kv_cache_bytes segue 2 x camadas x cabeças KV x d_k x T x bytes.\"\"\"\n"
+        "res = kv_cache_bytes(16, 4, 256, 262_144, 2)\n"
+        "assert isinstance(res, int), f\"kv_cache_bytes: devolva um int do Python, veio {type(res).__name__}\"\n"
+        "conferir(\"kv_cache_bytes do modelo grande (em GiB)\", res / 2**30, 16.0)\n"
+        "print(\"Tarefa 4: testes visíveis passaram.\")\n"
+        "### BEGIN HIDDEN TESTS\n"
+        "conferir(\"kv_cache_bytes com 24 cabeças KV (sem GQA), em GiB\", kv_cache_bytes(16, 24, 256, 262_144, 2) / 2**30, 96.0)\n"
+        "conferir(\"kv_cache_bytes com T=1\", kv_cache_bytes(1, 1, 1, 1, 1), 2)\n"
+        "conferir(\"kv_cache_bytes do tiny (4 camadas, 2 KV, d_k=32, T=1280, float32, lote 3)\", kv_cache_bytes(4, 2, 32, 1280, 4, batch=3), 2 * 4 * 2 * 32 * 1280 * 4 * 3)\n"
+        "assert kv_cache_bytes(16, 4, 256, 262_144, 2, batch=8) == 8 * 17_179_869_184, \"kv_cache_bytes: o lote multiplica a memória\"\n"
+        "### END HIDDEN TESTS",
+        grade_id="test_kv_cache_bytes",
+        points=2,
     )
 
     # ---------------------------------------------------------------- tarefa 5
     nb.written(
         "## Tarefa 5 — pergunta aberta (2 pontos)\n\n"
-        "O kernel guarda o log-sum-exp (um número por consulta) e não a matriz de probabilidades "
-        "$P$. Para uma cabeça com $N = 8192$, $d = 128$ e float16, quantos bytes ocupariam $P$ e "
-        "o log-sum-exp (em float32)? Como o passo de volta obtém $P$ sem tê-la guardado, e por "
-        "que isso compensa numa GPU?",
-        "$P$ tem $N^2 = 67.108.864$ elementos: 128 MiB em float16, por cabeça e por camada. O "
-        "log-sum-exp tem $N = 8192$ números float32: 32 KiB. O passo de volta recalcula cada bloco "
-        "$P_{IJ} = \\exp(Q_I K_J^\\top/\\sqrt{d} - \\mathrm{lse}_I)$ a partir de Q, K e do lse, "
-        "que já estão à mão. Recalcular custa FLOPs (baratos nos tensor cores), enquanto guardar e "
-        "reler $P$ custaria tráfego de memória (caro: a GPU faz centenas de FLOPs no tempo de "
-        "mover um byte), além de memória que limitaria N.",
-        grade_id="resposta_lse",
+        "Na sua `generate_cached`, as chaves entram no cache **depois** da RoPE. Explique por que isso "
+        "é correto (o que a rotação de uma chave depende?) e o que custaria guardar as chaves antes da "
+        "RoPE. E os valores: por que eles nunca são girados?",
+        "A rotação de uma chave só depende da sua própria posição absoluta, que não muda depois que o "
+        "token foi visto; o produto $q_i \\cdot k_j$ girado depende só de $i - j$. Então a chave girada "
+        "na posição $j$ vale para todos os passos futuros e pode ser guardada pronta. Guardar antes da "
+        "RoPE obrigaria a girar as $t$ chaves de novo a cada passo (trabalho extra proporcional a $t$, "
+        "e um erro fácil: girar com as posições erradas). Os valores não entram nas pontuações, só na "
+        "mistura; a RoPE existe para pôr a posição relativa em $q \\cdot k$, então $V$ fica como está.",
+        grade_id="resposta_rope",
         points=2,
     )
     nb.entrega()
     return nb
 
 
+# Resposta plausível e errada (usada nos testes): a máscara sem o
+# deslocamento `start` (o triângulo de uma atenção sem cache).
 ERRADO = {
-    "flash_kernel": "\n".join(
-        linha for linha in _c(FLASH_TOPO + FLASH_LACO_ERRADO + FLASH_FIM).splitlines()
-        if "### BEGIN SOLUTION" not in linha and "### END SOLUTION" not in linha
+    "cached_attention": (
+        "def cached_attention(q_new, k_all, v_all, start):\n"
+        "    G = q_new.shape[1] // k_all.shape[1]\n"
+        "    k, v = k_all.repeat_interleave(G, dim=1), v_all.repeat_interleave(G, dim=1)\n"
+        "    n, m = q_new.shape[-2], k.shape[-2]\n"
+        "    s = q_new @ k.transpose(-2, -1) / math.sqrt(q_new.shape[-1])\n"
+        "    s = s.masked_fill(torch.arange(m)[None, :] > torch.arange(n)[:, None], -inf)\n"
+        "    return torch.softmax(s, dim=-1) @ v\n"
     ),
 }
