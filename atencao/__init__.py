@@ -1,7 +1,7 @@
 """atencao: o código de referência do curso "Atenção causal, do produto escalar ao kernel".
 
 Cada capítulo do livro importa daqui o que um capítulo anterior já construiu;
-os testes em tests/ conferem cada peça contra o torch e contra fórmulas fechadas.
+os testes em tests/ conferem cada peça com o torch e com fórmulas fechadas.
 """
 
 from .core import attention, causal_mask, scale, scores, softmax

@@ -2,8 +2,8 @@
 
 - `online_trace` percorre uma linha de pontuações em blocos com `atencao.merge`
   (a mesma junção do capítulo 10) e devolve, bloco a bloco, o máximo corrente
-  m_j, a soma corrente ℓ_j e os blocos em que o máximo subiu (os reescalonamentos
-  do estado antigo por e^{m_antigo − m_novo}); `plot_online_trace` desenha isso.
+  m_j, a soma corrente ℓ_j e os blocos em que o máximo subiu (em que o estado
+  antigo é reescalado por e^{m_antigo − m_novo}); `plot_online_trace` desenha isso.
 - `plot_tile_dataflow` desenha o caminho dos blocos entre a HBM e a SRAM no
   laço do FlashAttention-2 (consultas fora, chaves dentro), com os tamanhos dos
   blocos e os bytes movidos calculados de T, d e do tamanho do bloco.

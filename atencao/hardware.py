@@ -9,7 +9,7 @@ memória em GB como a ficha a escreve (lida aqui como 10⁹ bytes, a leitura
 mais conservadora), largura de banda da HBM em bytes/s e pico de FLOP/s em
 BF16 **densa** (sem a esparsidade 2:4, que as fichas costumam somar e que
 dobra o número). `checked` é a data em que os números foram conferidos; a
-construção do livro não acessa a rede, então a conferência foi feita contra
+construção do livro não acessa a rede, então os números foram conferidos com
 cópias públicas dessas fichas e deve ser refeita quando a tabela for
 atualizada.
 

@@ -121,20 +121,30 @@ def brazilian(text: str) -> str:
     return _NUMBER.sub(convert, text)
 
 
+# Algarismos significativos de um número que o livro mostra sem casas fixas: mais
+# que isso é ruído de ponto flutuante (float32 tem uns 7), não informação.
+DIGITOS = 6
+
+
 def br(valor, casas: int | None = None, cientifica: bool = False) -> str:
     """Número, array NumPy ou tensor escrito no formato brasileiro, para as saídas do livro.
 
-    Sem `casas`, os dígitos que o Python ou o NumPy escreveriam, com vírgula
-    decimal (0.9999992920524363 -> '0,9999992920524363'; um array sai como o
-    `print` do NumPy, alinhado). Com `casas`, casas fixas (`fmt_num`), ou
-    notação científica com `cientifica=True` (5.55e-17 -> '5,6e-17' com casas=1).
+    Sem `casas`, no máximo `DIGITOS` algarismos significativos, com vírgula
+    decimal (0.9999992920524363 -> '0,999999'; 9.365004938199917e-08 ->
+    '9,365e-08'; um array sai como o `print` do NumPy, alinhado, com até
+    `DIGITOS` casas). Com `casas`, casas fixas (`fmt_num`), ou notação
+    científica com `cientifica=True` (5.55e-17 -> '5,6e-17' com casas=1).
     """
     if hasattr(valor, "detach"):
         valor = valor.detach().cpu().numpy()
     if isinstance(valor, np.ndarray) and valor.ndim > 0:
         if casas is not None:
             valor = np.round(valor, casas)
-        return brazilian(np.array2string(valor))
+        if casas is None:   # DIGITOS significativos no maior elemento: menos casas se ele for >= 1
+            finitos = np.abs(valor[np.isfinite(valor)]) if valor.dtype.kind == "f" else np.abs(valor)
+            maior = float(finitos.max()) if finitos.size else 0.0
+            casas = max(0, DIGITOS - (int(np.floor(np.log10(maior))) + 1 if maior >= 1 else 0))
+        return brazilian(np.array2string(valor, precision=casas))
     if isinstance(valor, (bool, np.bool_)) or not isinstance(valor, (int, float, np.number, np.ndarray)):
         raise TypeError(f"br espera um número, array ou tensor; veio {type(valor).__name__}")
     x = float(valor)
@@ -144,7 +154,7 @@ def br(valor, casas: int | None = None, cientifica: bool = False) -> str:
         return fmt_num(x, casas)
     if isinstance(valor, (int, np.integer)):
         return fmt_int(valor)
-    return brazilian(str(valor) if isinstance(valor, np.floating) else repr(x))
+    return brazilian(f"{x:.{DIGITOS}g}")
 
 
 class FormatadorBR(mticker.ScalarFormatter):

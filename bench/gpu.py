@@ -12,12 +12,12 @@ B = 4 e H = 32:
     ingênuo      softmax(máscara(Q K^T / sqrt(d))) V com a matriz N x N
                  materializada (pulado quando não caberia na memória)
 
-no passo para a frente (fwd) e no passo para a frente + para trás (fwd+bwd).
+no passo de ida (fwd) e no passo de ida somado ao de volta (fwd+bwd).
 
 FLOPs (convenção do FlashAttention-2, a mesma do tutorial de Triton):
     fwd      4·B·H·N²·d, metade com a máscara causal;
-    fwd+bwd  3,5 x fwd: o passo para trás conta 2,5 x o para a frente
-             (5 produtos de matrizes contra 2), somado ao para a frente.
+    fwd+bwd  3,5 x fwd: o passo de volta conta 2,5 x o de ida
+             (5 produtos de matrizes contra 2), somado ao de ida.
 TFLOP/s = FLOPs / tempo mediano (triton.testing.do_bench, eventos CUDA).
 Pico de memória: torch.cuda.max_memory_allocated numa chamada, menos o que
 já estava alocado (as entradas).

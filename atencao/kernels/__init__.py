@@ -5,8 +5,8 @@ calcula, quantos bytes move, quantas FLOPs faz e o que mudou):
 
     naive_attention.cu  v0  atenção ingênua em CUDA C (uma thread por linha)
     softmax.py          v1  softmax por linha, fundida num só kernel
-    flash_fwd.py        v2  FlashAttention, passo para a frente (saída + LSE)
-    flash_bwd.py        v3  passo para trás (dQ, dK, dV) e autograd
+    flash_fwd.py        v2  FlashAttention, passo de ida (saída + LSE)
+    flash_bwd.py        v3  passo de volta (dQ, dK, dV) e autograd
     decode.py           v4  decodificação sobre um KV cache, com GQA
 
 Sem GPU, os kernels rodam no interpretador do Triton (TRITON_INTERPRET=1):

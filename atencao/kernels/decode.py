@@ -25,7 +25,7 @@ cabeças do grupo (completadas até 16, o mínimo de tl.dot), não posições.
 E, como B·Hkv programas podem ser poucos para ocupar a GPU, o cache pode
 ser dividido em `num_splits` pedaços processados em paralelo ("flash
 decoding"): cada pedaço devolve (o parcial, lse parcial) e os pedaços são
-fundidos com a mesma regra do softmax online (cap. 10):
+fundidos com a mesma regra da softmax online (cap. 10):
     lse = logsumexp_s lse_s,   o = sum_s exp(lse_s - lse) · o_s
 
 Como rodar: `from atencao.kernels import decode_attention`
@@ -181,7 +181,7 @@ def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
     )
     if num_splits == 1:
         return o_part[:, :, 0].to(dtype)
-    # Fusão dos pedaços, a mesma regra de merge do softmax online (cap. 10).
+    # Fusão dos pedaços, a mesma regra de fusão da softmax online (cap. 10).
     lse = torch.logsumexp(lse_part, dim=-1, keepdim=True)  # (B, Hq, 1)
     w = torch.exp(lse_part - lse)  # (B, Hq, num_splits), soma 1
     return (w[..., None] * o_part).sum(dim=2).to(dtype)  # (B, Hq, d)

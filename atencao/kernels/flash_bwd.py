@@ -1,6 +1,6 @@
-"""v3 -- FlashAttention, passo para trás, e a função autograd que treina.
+"""v3 -- FlashAttention, passo de volta, e a função autograd que treina.
 
-O que calcula: dado dO = dL/dO (B, H, N, d), e o que o passo para a frente
+O que calcula: dado dO = dL/dO (B, H, N, d), e o que o passo de ida
 guardou (q, k, v, O e o LSE, nada de N x N), devolve dQ, dK, dV:
     P  = exp(S - LSE)                     recalculada bloco a bloco
     dV = P^T dO
@@ -17,7 +17,7 @@ Dois kernels, sem operações atômicas (resultado determinístico):
     chaves e acumula dQ.
 
 FLOPs: a convenção (Dao et al.) conta 5 produtos de matrizes (S, dV, dP, dQ,
-dK), 2·N²·d cada: 10·B·H·N²·d, ou 2,5 vezes o passo para a frente (metade
+dK), 2·N²·d cada: 10·B·H·N²·d, ou 2,5 vezes o passo de ida (metade
 com a máscara causal). Esta implementação recalcula S e dP nos dois kernels,
 então faz 7 produtos (14·B·H·N²·d); as taxas em TFLOP/s do bench usam a
 convenção de 2,5x, para comparar com o SDPA.
@@ -63,7 +63,7 @@ def _dkdv_kernel(Q, K, V, DO, DK, DV, LSE, DELTA,
     DV += off
     LSE += bh.to(tl.int64) * N
     DELTA += bh.to(tl.int64) * N
-    qk_scale = sm_scale * 1.4426950408889634  # base 2, como no passo para a frente
+    qk_scale = sm_scale * 1.4426950408889634  # base 2, como no passo de ida
 
     start_n = pid_n * BLOCK_N
     offs_n = start_n + tl.arange(0, BLOCK_N)  # (BLOCK_N,) chaves deste programa
@@ -191,7 +191,7 @@ _dq = autotuned(_dq_kernel, _CONFIGS_DQ, key=["N", "BLOCK_D", "CAUSAL"], prune=_
 
 
 def flash_attention_backward(q, k, v, o, lse, do, causal: bool):
-    """dQ, dK, dV a partir do que o passo para a frente guardou."""
+    """dQ, dK, dV a partir do que o passo de ida guardou."""
     B, H, N, d = q.shape
     q, k, v, o, do = (x.contiguous() for x in (q, k, v, o, do))
     delta = (do.float() * o.float()).sum(-1)  # (B, H, N): Δ_i = dO_i · O_i

@@ -1,11 +1,11 @@
-"""v2 -- FlashAttention, passo para a frente, em Triton.
+"""v2 -- FlashAttention, passo de ida, em Triton.
 
 O que calcula: para q, k, v com forma (B, H, N, d),
     O   = softmax(máscara(Q K^T / sqrt(d))) V        (B, H, N, d)
     LSE = log sum_j exp(Q K^T / sqrt(d))[i, j]        (B, H, N), float32
 sem nunca montar a matriz N x N: cada programa cuida de BLOCK_M consultas e
-percorre K e V em blocos de BLOCK_N chaves com o softmax online (cap. 10-11).
-O LSE é guardado para o passo para trás (flash_bwd.py), que recalcula as
+percorre K e V em blocos de BLOCK_N chaves com a softmax online (cap. 10-11).
+O LSE é guardado para o passo de volta (flash_bwd.py), que recalcula as
 probabilidades a partir dele: P[i, j] = exp(S[i, j] - LSE[i]).
 
 FLOPs: dois produtos de matrizes (Q K^T e P V), cada um 2·N²·d por cabeça:
@@ -24,7 +24,7 @@ Bytes (b bytes por elemento): lê Q uma vez e K, V uma vez POR BLOCO DE
 O que mudou em relação à v1 (softmax.py): lá a linha inteira cabia num
 bloco; aqui a linha de pontuações (N chaves) é percorrida em pedaços, e o
 máximo e a soma são mantidos "online" (m_i, l_i), com o acumulador
-reescalonado por exp(m_antigo - m_novo) a cada bloco. Entram também tl.dot
+reescalado por exp(m_antigo - m_novo) a cada bloco. Entram também tl.dot
 (Q K^T e P V nos tensor cores), a máscara causal com blocos pulados e a
 máscara das bordas quando N não é múltiplo do bloco.
 
@@ -104,7 +104,7 @@ def _fwd_inner(acc, l_i, m_i, q, K, V, stride_kn, stride_kd, stride_vn, stride_v
                offs_m, offs_d, lo, hi, N, D, qk_scale,
                BLOCK_N: tl.constexpr, EVEN_D: tl.constexpr, MASKED: tl.constexpr,
                CAUSAL: tl.constexpr, PREC: tl.constexpr):
-    """Percorre as chaves [lo, hi) em blocos de BLOCK_N, atualizando o softmax
+    """Percorre as chaves [lo, hi) em blocos de BLOCK_N, atualizando a softmax
     online. MASKED=False só é usado em blocos inteiramente permitidos."""
     d_ok = offs_d < D  # (BLOCK_D,)
     for start_n in range(lo, hi, BLOCK_N):
@@ -234,7 +234,7 @@ def _checar_qkv(q, k, v):
 
 def flash_attention_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                             causal: bool = True, config: dict | None = None):
-    """Passo para a frente: devolve (saída (B, H, N, d), lse (B, H, N) float32).
+    """Passo de ida: devolve (saída (B, H, N, d), lse (B, H, N) float32).
 
     `config` (opcional, para experimentos e testes) fixa os blocos, por
     exemplo {"BLOCK_M": 64, "BLOCK_N": 32}, em vez do autotune.

@@ -8,7 +8,7 @@
 // memória compartilhada e sem tensor cores. É a fórmula do capítulo 5
 // traduzida literalmente.
 //
-// FLOPs: 4·B·H·N²·d (dois produtos de matrizes), o mesmo que a FlashAttention;
+// FLOPs: 4·B·H·N²·d (dois produtos de matrizes), o mesmo que o FlashAttention;
 //        com máscara causal, metade seria suficiente, mas aqui as posições
 //        mascaradas são calculadas e jogadas fora.
 // Bytes (float32, b = 4): a matriz N x N vai à memória global e volta várias

@@ -10,7 +10,7 @@ Bytes (M linhas, N colunas, b bytes por elemento):
         lê 5MN + 2M, escreve 3MN + 2M  ->  ~8MN·b
     fundido (este kernel): cada linha é lida uma vez para os registradores,
         tudo acontece lá, e ela é escrita uma vez  ->  2MN·b
-    Como o softmax é limitado por memória (~5 FLOPs por elemento contra 2b
+    Como a softmax é limitada por memória (~5 FLOPs por elemento contra 2b
     bytes), o ganho esperado é ~4x, e só vem de não ir e voltar da memória.
 FLOPs: ~5MN (máximo, subtração, exp, soma, divisão).
 
