@@ -15,8 +15,11 @@ import torch
 # Tipos aceitos pelos kernels. float64 fica de fora: tl.dot não o aceita na GPU.
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
-# Maior d (dimensão de cada cabeça) aceito: acima disso, os blocos de Q, K e V
-# de 128 linhas não cabem na memória compartilhada de um SM com folga.
+# Maior d (dimensão de cada cabeça) aceito: o maior para o qual as configurações
+# de bloco foram compiladas para sm_90a (bench/compilacao-sm90.md) e conferidas.
+# Com d = 256 e BLOCK_M = 128, só o acumulador float32 ocupa 128 KiB (128
+# registradores por thread com 8 warps): seriam precisos blocos menores, que
+# ninguém compilou nem conferiu. O capítulo 13 explica.
 D_MAX = 128
 
 

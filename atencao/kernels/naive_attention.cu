@@ -14,17 +14,23 @@
 // Bytes (float32, b = 4): a matriz N x N vai à memória global e volta várias
 //        vezes: escrita (kernel 1); lida três vezes e escrita duas (kernel 2: os
 //        laços do máximo, da exponencial e da divisão); lida (kernel 3). São
-//        pelo menos 4·B·H·N²·b (as releituras do kernel 2 podem vir do cache). Fora isso, nenhuma thread compartilha o que lê: no
-//        kernel 1, cada uma das N² threads lê q_i e k_j (2·d números); no
-//        kernel 3, cada uma das N·d threads lê uma linha de P e uma coluna de
-//        V (2·N números): 2·N²·d leituras por cabeça em cada um, amortizadas
-//        só pelo cache L2.
+//        pelo menos 4·B·H·N²·b (as releituras do kernel 2 podem vir do
+//        cache). Fora isso, nenhuma thread compartilha o que lê: no kernel 1,
+//        cada uma das N² threads lê q_i e k_j (2·d números); no kernel 3, cada
+//        uma das N·d threads lê uma linha de P e uma coluna de V (2·N
+//        números): 2·N²·d leituras por cabeça em cada um, amortizadas só pelo
+//        cache L2.
 //        Com B = 4, H = 32, N = 8192: só a matriz ocupa 32 GiB em float32.
 //
 // Índices: size_t (64 bits), não int. Com B = 4, H = 32, N = 8192 a matriz tem
 // 4·32·8192² ≈ 8,6·10⁹ elementos, e um int de 32 bits para em 2³¹ − 1 ≈ 2,1·10⁹:
 // `blockIdx.x * blockDim.x + threadIdx.x` e `BH * N * N` em int transbordariam
-// em silêncio, e o kernel leria e escreveria fora do lugar.//
+// em silêncio, e o kernel leria e escreveria fora do lugar.
+//
+// Acessos (capítulo 13): numa warp, as threads vizinhas do kernel 1 leem k_j
+// com passo d, e as do kernel 2 leem e escrevem linhas a N floats umas das
+// outras (acessos não agrupados); as do kernel 3 leem V em colunas seguidas.
+//
 // O que muda nas versões seguintes (em Triton, arquivos .py ao lado):
 //   v1 softmax.py    a softmax por linha fundida num só kernel;
 //   v2 flash_fwd.py  blocos de consultas, K e V em blocos, softmax online: a
@@ -124,7 +130,8 @@ static void attention_cpu(const float* q, const float* k, const float* v, float*
 }
 
 int main(void) {
-    const int B = 2, H = 4, N = 100, d_k = 64, causal = 1;  // N = 100 de propósito: não é múltiplo de 256, o tamanho do bloco de threads
+    // N = 100 de propósito: não é múltiplo de 256, o tamanho do bloco de threads.
+    const int B = 2, H = 4, N = 100, d_k = 64, causal = 1;
     const int BH = B * H;
     size_t n_qkv = (size_t)BH * N * d_k, n_s = (size_t)BH * N * N;
     float *q = (float*)malloc(n_qkv * sizeof(float)), *k = (float*)malloc(n_qkv * sizeof(float));
