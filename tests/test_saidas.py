@@ -65,6 +65,21 @@ def test_the_number_checker_counts_significant_digits():
     assert long_numbers("1.234,5678") == ["1.234,5678"]
 
 
+def test_br_writes_at_most_six_significant_digits():
+    """O `br` sem casas fixas é o que as células usam para mostrar um número: o
+    antigo escrevia os 16 dígitos do float64 ('0,9999992920524363')."""
+    import numpy as np
+
+    from atencao.plots import br
+
+    assert br(0.9999992920524363) == "0,999999"
+    assert br(9.365004938199917e-08) == "9,365e-08"
+    assert br(np.float32(0.1)) == "0,1"
+    assert br(1048576) == "1.048.576"
+    assert not long_numbers(br(np.array([1.3395234, 0.5, 123.456789])))
+    assert br(np.array([0.09003057, 0.24472847])) == "[0,090031 0,244728]"
+
+
 def test_the_path_checker_sees_machine_paths_but_not_addresses():
     assert ABSOLUTE_PATH.search("File /work/wt/x/atencao/core.py:87")
     assert ABSOLUTE_PATH.search("  /tmp/ipykernel_12/1.py")

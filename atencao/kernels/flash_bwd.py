@@ -153,7 +153,8 @@ def _dq_kernel(Q, K, V, DO, DQ, LSE, DELTA,
              dq.to(DQ.dtype.element_ty), mask=md_mask)
 
 
-# Configurações para Hopper, por d. No _dkdv cada programa guarda dK e dV
+# Configurações para Hopper, por d, escolhidas pelo que a compilação para sm_90a
+# mostra (nenhuma foi cronometrada). No _dkdv cada programa guarda dK e dV
 # (2 x BLOCK_N x d em float32) nos registradores; no _dq, dQ (BLOCK_M x d).
 # Com d = 128 e 4 warps o ptxas derrama registradores (1436 bytes de spill no
 # _dkdv 32 x 128, medido para sm_90a com bench/compilar_sm90.py): só 8 warps.

@@ -25,7 +25,8 @@ O que mudou em relação à v1 (softmax.py): lá a linha inteira cabia num
 bloco; aqui a linha de pontuações (N chaves) é percorrida em pedaços, e o
 máximo e a soma são mantidos "online" (m_i, l_i), com o acumulador
 reescalado por exp(m_antigo - m_novo) a cada bloco. Entram também tl.dot
-(Q K^T e P V nos tensor cores), a máscara causal com blocos pulados e a
+(Q K^T e P V; nos tensor cores em meia precisão, nas unidades comuns em
+float32 "ieee"), a máscara causal com blocos pulados e a
 máscara das bordas quando N não é múltiplo do bloco.
 
 Detalhes que importam na GPU:
@@ -36,9 +37,11 @@ Detalhes que importam na GPU:
     onde não é preciso;
   * os blocos de consulta mais caros (mais perto do fim, no caso causal)
     são lançados primeiro, para equilibrar a carga entre os SMs;
-  * configurações ajustadas automaticamente (autotune) para Hopper
-    (BLOCK_M 128, BLOCK_N 64/128, 4/8 warps, 2-4 estágios); no
-    interpretador, uma só configuração pequena (32 x 32).
+  * configurações escolhidas por autotune entre algumas para Hopper
+    (BLOCK_M 128, BLOCK_N 64/128, 4/8 warps, 2-4 estágios), separadas pelo
+    que a compilação para sm_90a mostra (registradores, memória
+    compartilhada), não por tempos medidos; no interpretador, uma só
+    configuração pequena (32 x 32).
 
 Como rodar: `from atencao.kernels import flash_attention_forward`
             `o, lse = flash_attention_forward(q, k, v, causal=True)`
