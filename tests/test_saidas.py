@@ -6,8 +6,9 @@
   o tipo e a mensagem, e não com os quadros internos do PyTorch.
 - Nenhum número de uma saída de texto tem mais que `DIGITOS` algarismos
   significativos depois da vírgula: 16 dígitos de um float64 são ruído, não
-  informação (`br` de atencao.plots corta em 6). Tabelas HTML (de valores
-  crus) e inteiros (contagens exatas, como 1.048.576) ficam de fora.
+  informação (`br` de atencao.plots corta em 6). Ficam de fora as tabelas
+  HTML, as células com a tag `valores-crus` (o exemplo resolvido do capítulo 5,
+  com 6 casas de propósito) e os inteiros (contagens exatas, como 1.048.576).
 
 Os dois testes leem `_build/html` (o `make test` constrói o livro antes).
 """
@@ -54,8 +55,13 @@ def soup(page: Path):
     return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
 
 
+RAW_TAG = "valores-crus"   # tag de uma célula que mostra de propósito valores exatos (o exemplo resolvido)
+
+
 def text_outputs(page: Path) -> list[str]:
-    return [pre.get_text() for pre in soup(page).select("div.cell_output pre")]
+    return [pre.get_text() for cell in soup(page).select("div.cell")
+            if f"tag_{RAW_TAG}" not in cell.get("class", [])
+            for pre in cell.select("div.cell_output pre")]
 
 
 def test_the_number_checker_counts_significant_digits():
