@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def student_venv():
-    venv = cached_venv("aluno", REQUIREMENTS)
+    venv = cached_venv(REQUIREMENTS)
     # O teste do download instala o pacote do curso: tira-o antes, para ele ser instalado de novo.
     run([bin_path(venv, "python"), "-m", "pip", "uninstall", "--quiet", "--yes", "atencao"], timeout=120)
     return venv

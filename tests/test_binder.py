@@ -23,7 +23,7 @@ CHAPTER = "book/parte1/04-softmax.md"
 
 @pytest.fixture(scope="module")
 def binder(tmp_path_factory):
-    venv = cached_venv("binder", ROOT / "binder" / "requirements.txt", drop_prefixes=("--extra-index-url",))
+    venv = cached_venv(ROOT / "binder" / "requirements.txt")
     repo = tmp_path_factory.mktemp("repo")
     for name in ("pyproject.toml",):
         shutil.copy(ROOT / name, repo)
