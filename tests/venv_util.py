@@ -112,7 +112,9 @@ def fresh_venv_over(base_venv: Path, dest: Path) -> Path:
     code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     base_site = run([bin_path(base_venv, "python"), "-c", code], timeout=60).stdout.strip()
     site = run([bin_path(dest, "python"), "-c", code], timeout=60).stdout.strip()
-    Path(site, "ambiente-base.pth").write_text(base_site + "\n", encoding="utf-8")
+    # addsitedir: também os .pth do ambiente de base (pacotes editáveis, setuptools).
+    Path(site, "ambiente-base.pth").write_text(f"import site; site.addsitedir({base_site!r})\n",
+                                               encoding="utf-8")
     return dest
 
 
