@@ -26,7 +26,7 @@ STUDENT_JUPYTER := .cache/jupyter-aluno
 JOBS ?= 2
 export PYTHONHASHSEED := 0
 # O bin/ do ambiente primeiro no PATH: o nbgrader chama `alembic` pelo PATH.
-export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 # Sem espera ativa do OpenMP: numa máquina de 2 núcleos cheia de processos,
 # threads girando em falso deixaram tempos 3-10x piores e instáveis.

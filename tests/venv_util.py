@@ -91,6 +91,8 @@ def cached_venv(requirements: Path) -> Path:
     if ready.exists():
         return venv
     shutil.rmtree(venv, ignore_errors=True)   # uma instalação interrompida
+    for old in CACHE.glob("venv-*-*"):          # o formato antigo, um ambiente por teste
+        shutil.rmtree(old, ignore_errors=True)
     venvs.mkdir(parents=True, exist_ok=True)
     base = getattr(sys, "_base_executable", sys.executable)
     run([base, "-m", "venv", venv], timeout=300)
