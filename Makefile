@@ -4,7 +4,15 @@
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
-PYTHON ?= python3.11
+# Python 3.11 ou 3.12: o python3 da máquina quando é um deles (o do Ubuntu
+# 24.04 é o 3.12), senão python3.12 ou python3.11. `make PYTHON=...` escolhe outro.
+PYTHON_OK := import sys; sys.exit(sys.version_info[:2] not in ((3, 11), (3, 12)))
+PYTHON ?= $(or $(shell for p in python3 python3.12 python3.11; do $$p -c '$(PYTHON_OK)' 2>/dev/null && { echo $$p; break; }; done),python3)
+# O índice de CPU do PyTorch (a roda torch==2.13.0+cpu de requirements.txt).
+# Numa máquina que não o alcança (só o PyPI e uma pasta de rodas locais, como
+# na CI deste projeto), ele sai da instalação: sem isso o pip tentaria de novo,
+# ~10 s por pacote, e a roda +cpu tem de vir da pasta local (PIP_FIND_LINKS).
+TORCH_INDEX := https://download.pytorch.org/whl/cpu
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.instalado
@@ -18,7 +26,7 @@ STUDENT_JUPYTER := .cache/jupyter-aluno
 JOBS ?= 2
 export PYTHONHASHSEED := 0
 # O bin/ do ambiente primeiro no PATH: o nbgrader chama `alembic` pelo PATH.
-export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 # Sem espera ativa do OpenMP: numa máquina de 2 núcleos cheia de processos,
 # threads girando em falso deixaram tempos 3-10x piores e instáveis.
@@ -43,10 +51,17 @@ help:
 all: book
 
 $(STAMP): requirements.txt pyproject.toml
-	@command -v $(PYTHON) >/dev/null || { echo "erro: $(PYTHON) não encontrado (o curso usa Python 3.11)"; exit 1; }
+	@command -v $(PYTHON) >/dev/null || { echo "erro: $(PYTHON) não encontrado; o curso usa Python 3.11 ou 3.12 (make PYTHON=python3.12)"; exit 1; }
+	@$(PYTHON) -c '$(PYTHON_OK)' || { echo "erro: $(PYTHON) é o Python $$($(PYTHON) -c 'import platform; print(platform.python_version())'); o curso usa 3.11 ou 3.12 (make PYTHON=python3.12)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@if $(BIN)/python -c "import urllib.request as u; u.urlopen('$(TORCH_INDEX)/torch/', timeout=15)" 2>/dev/null; then \
+	  cp requirements.txt $(VENV)/requisitos.txt; \
+	else \
+	  echo "aviso: o índice $(TORCH_INDEX) não responde; o torch +cpu tem de vir de uma pasta de rodas local (PIP_FIND_LINKS)"; \
+	  grep -v -- '^--extra-index-url $(TORCH_INDEX)' requirements.txt > $(VENV)/requisitos.txt; \
+	fi
+	$(BIN)/python -m pip install --quiet -r $(VENV)/requisitos.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 

@@ -1,9 +1,10 @@
 """O ambiente do Binder (binder/) onde um capítulo roda.
 
 O mybinder.org instala binder/requirements.txt e roda binder/postBuild na raiz
-do repositório. Aqui: um ambiente novo com os mesmos requisitos (sem a linha
-`--extra-index-url` do índice do PyTorch, que este teste não alcança; a roda
-`torch==2.13.0+cpu` vem do disco ou do PyPI), o postBuild numa cópia do
+do repositório. Aqui: um ambiente novo com os mesmos requisitos (compartilhado
+por hash em .cache/venvs, tests/venv_util.py; sem a linha `--extra-index-url`
+quando o índice do PyTorch não responde, e então a roda `torch==2.13.0+cpu`
+vem da pasta de rodas desta máquina), o postBuild numa cópia do
 repositório, e então o que o botão do Binder abre: a página .md de um capítulo,
 que o jupytext transforma em caderno e que roda inteira no kernel do ambiente.
 """
@@ -23,7 +24,7 @@ CHAPTER = "book/parte1/04-softmax.md"
 
 @pytest.fixture(scope="module")
 def binder(tmp_path_factory):
-    venv = cached_venv("binder", ROOT / "binder" / "requirements.txt", drop_prefixes=("--extra-index-url",))
+    venv = cached_venv(ROOT / "binder" / "requirements.txt")
     repo = tmp_path_factory.mktemp("repo")
     for name in ("pyproject.toml",):
         shutil.copy(ROOT / name, repo)

@@ -198,6 +198,15 @@ def test_figure_text_is_readable_and_figures_open_full_size(reports, page, width
                        f"{small}")
     no_zoom = [f["src"] for f in layout["figures"] if not f["zoom"]]
     assert not no_zoom, f"{page} ({width}): figuras que não abrem em tamanho real ao toque: {no_zoom}"
+    no_cue = [f["src"] for f in layout["figures"] if f.get("cue") is False]
+    assert not no_cue, f"{page} ({width}): figuras que rolam sem o sinal de que continuam: {no_cue}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("page", PAGES)
+def test_code_blocks_wrap_to_the_column(reports, page, width):
+    code = reports[page].layout[width]["code"]
+    assert not code, f"{page} ({width}): blocos de código que rolam para o lado: {code}"
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -1,9 +1,16 @@
-"""Ambientes virtuais novos para os testes do caminho do aluno e do Binder.
+"""Ambientes virtuais novos para os testes do caminho do aluno, do Binder e das páginas.
 
-Um ambiente por arquivo de requisitos, em .cache/venv-<nome>-<hash>, com o
-hash do arquivo e da versão do Python: a primeira execução instala (alguns
-minutos), as outras reutilizam. Nada do repositório vaza para dentro dele:
-sem PYTHONPATH, sem o .venv do livro no PATH, sem o site do usuário.
+Um ambiente por conteúdo de requisitos, em .cache/venvs/<hash>, com o hash das
+linhas de requisitos (sem comentários) e da versão do Python: quem pede os
+mesmos requisitos (o teste do aluno e o dos cadernos das páginas) usa o mesmo
+ambiente; a primeira execução instala (alguns minutos), as outras reutilizam.
+Nada do repositório vaza para dentro dele: sem PYTHONPATH, sem o .venv do livro
+no PATH, sem o site do usuário.
+
+Um índice extra (`--extra-index-url`, o de CPU do PyTorch) que não responde
+sai da lista antes de instalar: o pip gastaria ~10 s de novas tentativas por
+pacote. Sem ele, a roda `+cpu` tem de vir de uma pasta de rodas desta máquina
+(PIP_FIND_LINKS); o Makefile faz o mesmo (alvo `deps`).
 """
 
 from __future__ import annotations
@@ -13,6 +20,9 @@ import os
 import shutil
 import subprocess
 import sys
+import urllib.error
+import urllib.request
+from functools import cache
 from pathlib import Path
 
 import nbformat
@@ -45,20 +55,45 @@ def run(cmd, timeout: int, cwd: Path | None = None, check: bool = True) -> subpr
     return r
 
 
-def cached_venv(name: str, requirements: Path, drop_prefixes: tuple[str, ...] = ()) -> Path:
-    """O ambiente de `requirements` (sem as linhas que começam com `drop_prefixes`)."""
-    lines = [ln for ln in requirements.read_text(encoding="utf-8").splitlines()
-             if not ln.strip().startswith(drop_prefixes)] if drop_prefixes else \
-        requirements.read_text(encoding="utf-8").splitlines()
-    text = "\n".join(lines) + "\n"
-    key = hashlib.sha256(text.encode() + sys.version.encode()).hexdigest()[:12]
-    venv = CACHE / f"venv-{name}-{key}"
+@cache
+def index_answers(url: str) -> bool:
+    """O índice de pacotes `url` responde daqui (a página do torch nele)?"""
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/torch/", timeout=15) as r:
+            return r.status == 200
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def requirement_lines(path: Path) -> list[str]:
+    """As linhas de um arquivo de requisitos, sem comentários nem linhas vazias."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split(" #", 1)[0].strip() if not line.lstrip().startswith("#") else ""
+        if line:
+            out.append(line)
+    return out
+
+
+def installable_lines(path: Path) -> list[str]:
+    """As linhas para instalar daqui: sem os índices extras que não respondem."""
+    return [ln for ln in requirement_lines(path)
+            if not (ln.startswith("--extra-index-url") and not index_answers(ln.split()[1]))]
+
+
+def cached_venv(requirements: Path) -> Path:
+    """O ambiente de `requirements`, compartilhado por quem pede os mesmos requisitos."""
+    text = "\n".join(installable_lines(requirements)) + "\n"
+    key = hashlib.sha256(text.encode() + sys.version.encode()).hexdigest()[:16]
+    venvs = CACHE / "venvs"
+    venv = venvs / key
     ready = venv / ".pronto"
     if ready.exists():
         return venv
-    for old in CACHE.glob(f"venv-{name}-*"):
-        shutil.rmtree(old, ignore_errors=True)   # este ou ambientes de requisitos antigos
-    CACHE.mkdir(exist_ok=True)
+    shutil.rmtree(venv, ignore_errors=True)   # uma instalação interrompida
+    for old in CACHE.glob("venv-*-*"):          # o formato antigo, um ambiente por teste
+        shutil.rmtree(old, ignore_errors=True)
+    venvs.mkdir(parents=True, exist_ok=True)
     base = getattr(sys, "_base_executable", sys.executable)
     run([base, "-m", "venv", venv], timeout=300)
     req = venv / "requisitos.txt"
@@ -66,6 +101,23 @@ def cached_venv(name: str, requirements: Path, drop_prefixes: tuple[str, ...] = 
     run([bin_path(venv, "python"), "-m", "pip", "install", "--quiet", "-r", req], timeout=1500)
     ready.write_text(text, encoding="utf-8")
     return venv
+
+
+def fresh_venv_over(base_venv: Path, dest: Path) -> Path:
+    """Um ambiente novo (segundos) que enxerga os pacotes de `base_venv` (um .pth), sem rede.
+
+    É o ambiente "de quem abre o caderno": os pacotes do arquivo de requisitos
+    já estão lá, e o que o caderno instala (o pacote do curso) vai só para ele.
+    """
+    base = getattr(sys, "_base_executable", sys.executable)
+    run([base, "-m", "venv", "--without-pip", dest], timeout=300)
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    base_site = run([bin_path(base_venv, "python"), "-c", code], timeout=60).stdout.strip()
+    site = run([bin_path(dest, "python"), "-c", code], timeout=60).stdout.strip()
+    # addsitedir: também os .pth do ambiente de base (pacotes editáveis, setuptools).
+    Path(site, "ambiente-base.pth").write_text(f"import site; site.addsitedir({base_site!r})\n",
+                                               encoding="utf-8")
+    return dest
 
 
 def execute(venv: Path, notebook: Path, cwd: Path, timeout: int = 600) -> nbformat.NotebookNode:

@@ -17,7 +17,17 @@ cadernos é reescrito assim:
    código que a página mostra (inclusive o recolhido em "Mostrar o código"),
    na mesma ordem; tests/test_paginas.py garante que nenhuma célula mostrada
    usa um nome definido só numa célula removida;
-3. as saídas perdem os caminhos da máquina (`strip_machine_paths` de curso.py).
+3. as saídas perdem os caminhos da máquina (`strip_machine_paths` de curso.py);
+4. as células de texto viram Markdown comum (`plain_markdown`), que o
+   JupyterLab e o Colab mostram sem o MyST: os números colados
+   ({glue:text}) escritos no lugar, caixas (admonition, note) como citações
+   com título em negrito, rótulos `(nome)=` fora, referências ({ref},
+   {doc}, {term}, {cite:p}) como texto legível, o número do capítulo no
+   título, o código de `literalinclude` escrito no caderno.
+
+Se a instalação da primeira célula falhar (sem rede, sem `git`), ela para com
+uma mensagem em português dizendo o que fazer (`InstalacaoFalhou`), em vez de
+deixar o leitor num `ModuleNotFoundError` células depois.
 
 A reescrita é idempotente (marca `metadata.curso.download`): uma página que
 não foi reescrita nesta construção incremental já está pronta.
@@ -29,8 +39,13 @@ faz a cópia sempre, para o download não depender dessa configuração.
 
 from __future__ import annotations
 
+import ast
+import json
 import os
+import re
 import shutil
+import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -46,7 +61,19 @@ def install_requirement(repo_url: str, ref: str) -> str:
     return f"atencao @ git+{repo_url.rstrip('/')}@{ref}"
 
 
+INSTALL_FAILED = (
+    "Não consegui instalar o pacote do curso (atencao) a partir de {req}. "
+    "O que fazer: confira a conexão com a internet e se o `git` está instalado "
+    "(no Windows: https://git-scm.com); ou, num terminal, clone o repositório "
+    "({url}) e rode `python -m pip install -r requirements-aluno.txt` e "
+    "`python -m pip install -e .` na pasta dele, no mesmo ambiente deste caderno. "
+    "Depois reinicie o kernel e rode o caderno de novo."
+)
+
+
 def install_cell(repo_url: str, ref: str) -> nbformat.NotebookNode:
+    req = install_requirement(repo_url, ref)
+    message = INSTALL_FAILED.format(req=f"`{req}`", url=repo_url)
     source = (
         "# Este caderno usa o pacote do curso (`import atencao as at`). Fora do\n"
         "# repositório (no Colab, noutra pasta), ele é instalado do GitHub na\n"
@@ -54,9 +81,16 @@ def install_cell(repo_url: str, ref: str) -> nbformat.NotebookNode:
         "import importlib\n"
         "import importlib.util\n"
         "\n"
+        "\n"
+        "class InstalacaoFalhou(RuntimeError):\n"
+        "    pass\n"
+        "\n"
+        "\n"
         'if importlib.util.find_spec("atencao") is None:\n'
-        f'    %pip install --quiet "{install_requirement(repo_url, ref)}"\n'
+        f'    %pip install --quiet "{req}"\n'
         "    importlib.invalidate_caches()\n"
+        '    if importlib.util.find_spec("atencao") is None:\n'
+        f"        raise InstalacaoFalhou({message!r})\n"
     )
     return nbformat.v4.new_code_cell(source, metadata={"tags": [INSTALL_TAG]})
 
@@ -71,9 +105,125 @@ def _clean(value, root: Path):
     return value
 
 
+def glued_values(nb: nbformat.NotebookNode, glue_file: Path | None = None) -> dict[str, str]:
+    """Os valores colados (myst_nb.glue) como o {glue:text} os mostra.
+
+    O myst_nb guarda-os em `<página>.glue.json`, ao lado do caderno executado
+    (`glue_file`); as saídas de glue que ficarem no caderno também contam.
+    """
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    if glue_file is not None and glue_file.exists():
+        outputs += list(json.loads(glue_file.read_text(encoding="utf-8")).values())
+    out = {}
+    for o in outputs:
+        name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+        plain = o.get("data", {}).get("text/plain")
+        if name and plain is not None:
+            try:
+                value = ast.literal_eval(plain)
+            except (ValueError, SyntaxError):
+                value = plain
+            out[name] = str(value)
+    return out
+
+
+@dataclass(frozen=True)
+class PageContext:
+    """O que a conversão para Markdown comum precisa saber do livro."""
+    glue: dict[str, str]
+    labels: dict[str, str] = field(default_factory=dict)        # rótulo -> título da seção
+    citations: dict[str, str] = field(default_factory=dict)     # chave -> "Autor et al., ano"
+    number: str = ""                                            # "4" para o capítulo 4
+    source_dir: Path | None = None                              # pasta do .md (literalinclude)
+
+
+BOX_TITLES = {"note": "Nota", "warning": "Atenção", "tip": "Dica", "important": "Importante"}
+ROLE = re.compile(r"\{([a-z]+(?::[a-z]+)?)\}`([^`]*)`")
+FENCE_OPEN = re.compile(r"^(:{3,}|`{3,})\{([a-z-]+)\}\s*(.*)$")
+
+
+def _role(ctx: PageContext, role: str, text: str) -> str:
+    shown, _, target = text.partition(" <")
+    target = target.rstrip(">") if target else ""
+    if role.startswith("glue"):
+        name = text.split(":", 1)[0] if "::" not in text else text
+        if name not in ctx.glue:
+            raise KeyError(f"{{glue}}`{name}` sem valor colado no caderno executado")
+        return ctx.glue[name]
+    if role in {"term", "doc"}:
+        return shown
+    if role == "ref":
+        return shown if target else ctx.labels.get(shown, shown)
+    if role.startswith("cite"):
+        keys = [k.strip() for k in text.split(",")]
+        refs = "; ".join(ctx.citations.get(k, k) for k in keys)
+        return refs if role == "cite:t" else f"({refs})"
+    if role == "math":
+        return f"${text}$"
+    return shown
+
+
+def _literalinclude(ctx: PageContext, arg: str, options: dict[str, str]) -> list[str]:
+    path = (ctx.source_dir / arg).resolve() if ctx.source_dir else Path(arg)
+    code = path.read_text(encoding="utf-8")
+    name = options.get("pyobject")
+    if name:
+        node = ast.parse(code)
+        for part in name.split("."):   # `Classe.metodo`, como o pyobject do Sphinx
+            node = next(n for n in ast.iter_child_nodes(node)
+                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                        and n.name == part)
+        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        code = textwrap.dedent("\n".join(code.splitlines()[start - 1:node.end_lineno]))
+    return [f"```{options.get('language', '')}", *code.rstrip().splitlines(), "```"]
+
+
+def plain_markdown(source: str, ctx: PageContext) -> str:
+    """Uma célula MyST em Markdown comum (o que o JupyterLab e o Colab mostram direito)."""
+    lines = source.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if re.fullmatch(r"\(([^()\s]+)\)=\s*", line):          # rótulo (nome)=
+            i += 1
+            continue
+        m = FENCE_OPEN.match(line)
+        if m and m.group(2) != "code-cell":
+            fence, name, arg = m.groups()
+            body, options = [], {}
+            i += 1
+            while i < len(lines) and lines[i].strip() != fence:
+                opt = re.fullmatch(r":([a-z-]+):\s*(.*)", lines[i])
+                if opt and not body:
+                    options[opt.group(1)] = opt.group(2)
+                else:
+                    body.append(lines[i])
+                i += 1
+            i += 1   # o fecho
+            if name == "literalinclude":
+                out += _literalinclude(ctx, arg, options)
+            elif name == "exercicio":
+                out += [f"> **Exercícios deste capítulo:** o caderno `exercises/{arg}/{arg}.ipynb` "
+                        "do repositório do curso."]
+            else:
+                title = arg or BOX_TITLES.get(name, name.capitalize())
+                inner = plain_markdown("\n".join(body), ctx).splitlines()
+                out += [f"> **{ROLE.sub(lambda r: _role(ctx, *r.groups()), title)}**", ">"]
+                out += [f"> {b}".rstrip() for b in inner]
+            continue
+        if ctx.number and re.match(r"# \S", line):
+            line = f"# {ctx.number}. {line[2:]}"
+        out.append(ROLE.sub(lambda r: _role(ctx, *r.groups()), line))
+        i += 1
+    return "\n".join(out)
+
+
 def rewrite_download(nb: nbformat.NotebookNode, repo_url: str, ref: str,
-                     root: Path) -> nbformat.NotebookNode:
+                     root: Path, ctx: PageContext | None = None) -> nbformat.NotebookNode:
     """O caderno executado de uma página, pronto para rodar fora do repositório."""
+    if ctx is None:
+        ctx = PageContext(glue=glued_values(nb))
     cells = [install_cell(repo_url, ref)]
     for cell in nb.cells:
         tags = set(cell.get("metadata", {}).get("tags", []))
@@ -81,6 +231,8 @@ def rewrite_download(nb: nbformat.NotebookNode, repo_url: str, ref: str,
             continue
         if cell.cell_type == "code":
             cell.outputs = [nbformat.from_dict(_clean(dict(o), root)) for o in cell.outputs]
+        elif cell.cell_type == "markdown":
+            cell.source = plain_markdown(cell.source, ctx)
         cells.append(cell)
     nb.cells = cells
     nb.metadata.setdefault("curso", {})["download"] = True
@@ -94,6 +246,9 @@ def _rewrite_all(app, exc):
     repo_url = opts.get("repository_url", "")
     ref = os.environ.get("GITHUB_SHA") or opts.get("repository_branch", "") or "main"
     sources = Path(app.outdir) / "_sources"
+    labels = {name: title for name, (_, _, title) in
+              app.env.domaindata.get("std", {}).get("labels", {}).items() if title}
+    citations = _citations(Path(app.confdir))
     for path in sorted(sources.rglob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         if nb.metadata.get("curso", {}).get("download"):
@@ -102,7 +257,27 @@ def _rewrite_all(app, exc):
             raise RuntimeError(
                 f"{path.name}: sem `repository.url` em _config.yml não há de onde instalar o "
                 "pacote do curso no .ipynb baixado")
-        nbformat.write(rewrite_download(nb, repo_url, ref, Path(app.confdir)), path)
+        docname = path.relative_to(sources).with_suffix("").as_posix()
+        number = app.env.toc_secnumbers.get(docname, {}).get("", ())
+        glue_file = Path(app.outdir).parent / "jupyter_execute" / f"{docname}.glue.json"
+        ctx = PageContext(glue=glued_values(nb, glue_file), labels=labels, citations=citations,
+                          number=".".join(map(str, number)),
+                          source_dir=(Path(app.srcdir) / docname).parent)
+        nbformat.write(rewrite_download(nb, repo_url, ref, Path(app.confdir), ctx), path)
+
+
+def _citations(root: Path) -> dict[str, str]:
+    """chave -> "Sobrenome et al., ano", de book/references.bib."""
+    from pybtex.database import parse_file
+
+    out = {}
+    for key, entry in parse_file(root / "book" / "references.bib").entries.items():
+        people = entry.persons.get("author", [])
+        last = " ".join(people[0].last_names) if people else entry.fields.get("title", key)
+        who = last if len(people) <= 1 else (f"{last} e {' '.join(people[1].last_names)}"
+                                            if len(people) == 2 else f"{last} et al.")
+        out[key] = f"{who}, {entry.fields.get('year', 's.d.')}"
+    return out
 
 
 def _offer_notebook(app, pagename, templatename, context, doctree):
