@@ -33,6 +33,7 @@ from atencao.web_lm import (MANIFEST_NAME, MAX_BYTES, WEIGHTS_NAME, CHAR_CLASSES
 
 PAGE = "book/parte1/08-modelo-de-linguagem"
 TOL = 1e-4
+FIGURE = 'div.interativo[data-figura="modelo-lm"]'
 # Frases além da do livro: acentos, maiúsculas, dígitos, pontuação, espaços repetidos, emoji.
 SENTENCES = [
     "O modelo lê a frase da esquerda para a direita; cada token só vê o passado.",
@@ -275,9 +276,21 @@ def test_controls_show_what_python_computes(loaded, reference):
                               "aria-pressed") == "true"
 
 
+def figure_axe(page, selector: str) -> list[dict]:
+    """Violações WCAG 2 A/AA do axe-core dentro de `selector` (o resto da página é do test_browser)."""
+    from axe_playwright_python.sync_playwright import Axe
+    from browser_util import WCAG_TAGS
+
+    results = Axe().run(page, context={"include": [[selector]]},
+                        options={"runOnly": {"type": "tag", "values": WCAG_TAGS},
+                                 "resultTypes": ["violations"], "preload": False})
+    return [{"id": v["id"], "help": v.get("help"), "nodes": [n.get("target") for n in v.get("nodes", [])][:5]}
+            for v in results.response.get("violations", [])]
+
+
 @pytest.mark.parametrize("width", ["computador", "celular"])
 def test_accessible_and_fits_at_both_widths(loaded, width):
-    from browser_util import DESKTOP, PHONE, SCREENSHOTS, axe_violations
+    from browser_util import DESKTOP, PHONE, SCREENSHOTS
 
     page, _, _ = loaded
     page.set_viewport_size(DESKTOP if width == "computador" else PHONE)
@@ -288,15 +301,16 @@ def test_accessible_and_fits_at_both_widths(loaded, width):
         return Math.max(0, r.right - document.documentElement.clientWidth,
                         document.documentElement.scrollWidth - document.documentElement.clientWidth); }""")
     assert over <= 0, f"a figura passa {over} px da largura da tela ({width})"
-    violations = axe_violations(page)
+    violations = figure_axe(page, FIGURE)
     assert not violations, f"axe-core ({width}): {violations}"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.add_style_tag(content=".bd-header, .bd-header-article, .skip-link { visibility: hidden !important; }")
     for theme in ("light", "dark"):
         page.evaluate("(t) => { document.documentElement.dataset.theme = t; }", theme)
         page.wait_for_timeout(100)
         fig.screenshot(path=str(SCREENSHOTS / f"modelo-lm-{width}-{theme}.png"))
         if theme == "dark":
-            dark = axe_violations(page)
+            dark = figure_axe(page, FIGURE)
             assert not dark, f"axe-core ({width}, escuro): {dark}"
     page.evaluate("() => { document.documentElement.dataset.theme = 'light'; }")
     page.set_viewport_size(DESKTOP)

@@ -104,8 +104,9 @@
       const tituloCab = I.el("h4", {}, "Atenção de cada cabeça");
       const explica = I.el("p", {class: "interativo-resumo"},
         "Uma linha por camada, uma coluna por cabeça; em cada mapa, a linha i são os pesos da consulta i "
-        + "sobre as chaves 0..i (o futuro, proibido pela máscara, fica em cinza). A moldura marca a consulta "
-        + "escolhida. Escolha uma cabeça para ver os seus pesos.");
+        + "sobre as chaves 0..i (o futuro, proibido pela máscara, fica em cinza; a cor cresce com a raiz "
+        + "quadrada do peso, para os pesos pequenos aparecerem). A moldura marca a consulta escolhida. "
+        + "Escolha uma cabeça para ver os seus pesos.");
       const grade = I.el("div", {class: "modelo-lm-grade", style: `grid-template-columns: repeat(${H}, minmax(0, 1fr))`,
                                  role: "group", "aria-label": "Cabeças de atenção"});
       const detalhe = I.el("div", {class: "modelo-lm-detalhe", "data-saida": "detalhe"});
@@ -193,10 +194,13 @@
           I.el("span", {class: "modelo-lm-valor"}, pct(p[v], I)))));
       }
 
-      function cores() {
+      function cores() { // as do tema (claro ou escuro), lidas a cada desenho
         const cs = getComputedStyle(raiz);
+        const hex = (cs.getPropertyValue("--interativo-barra").trim() || "#3182bd").replace("#", "");
+        const rgb = [0, 2, 4].map((k) => parseInt(hex.slice(k, k + 2), 16)).join(", ");
         return {proibido: cs.getPropertyValue("--interativo-proibido").trim() || "#bdbdbd",
-                destaque: cs.getPropertyValue("--interativo-destaque").trim() || "#0a6"};
+                destaque: cs.getPropertyValue("--interativo-destaque").trim() || "#0a6",
+                peso: (a) => `rgba(${rgb}, ${0.05 + 0.95 * Math.sqrt(Math.max(0, Math.min(1, a)))})`};
       }
 
       function desenharCabecas() {
@@ -212,7 +216,7 @@
           const base = (m.l * H + m.h) * T * T;
           for (let i = 0; i < T; i++) {
             for (let j = 0; j < T; j++) {
-              g.fillStyle = j > i ? k.proibido : I.corSequencial(r.attention[base + i * T + j]);
+              g.fillStyle = j > i ? k.proibido : k.peso(r.attention[base + i * T + j]);
               g.fillRect(j * s, i * s, s, s);
             }
           }
