@@ -10,8 +10,8 @@ O que este arquivo promete:
   compartilhada com a saída (`tie_embeddings`) vai uma vez só.
 - O binário tem no máximo `MAX_BYTES` (8 MiB); um modelo maior é erro claro,
   e não um download escondido de dezenas de megabytes.
-- Regravar com os mesmos pesos não toca nos arquivos (mesmo hash): a
-  construção incremental do livro não recopia 4 MB a cada vez.
+- Regravar com os mesmos pesos não reescreve os arquivos (só atualiza a data
+  de modificação): a construção incremental do livro não recopia 4 MB.
 
 Quem lê: `book/_static/modelo/lm.js` (o BPE e o passo à frente em JavaScript,
 sem biblioteca) e `book/_ext/modelo_web.py` (a extensão Sphinx que chama
@@ -84,18 +84,15 @@ def char_class_runs() -> tuple[int, ...]:
     Os substitutos (U+D800 .. U+DFFF), que não são caracteres, entram na classe 3.
     """
     global _ALL_CODE_POINTS
-    if _ALL_CODE_POINTS is None:
-        _ALL_CODE_POINTS = "".join(chr(c) if not 0xD800 <= c < 0xE000 else "\x00" for c in range(0x110000))
-    cls = bytearray([3]) * 0x110000
+    if _ALL_CODE_POINTS is None:  # os substitutos viram "\x00" (classe 3): o texto precisa ser UTF-8 válido
+        _ALL_CODE_POINTS = ("".join(map(chr, range(0xD800))) + "\x00" * 0x800
+                            + "".join(map(chr, range(0xE000, 0x110000))))
+    cls = np.full(0x110000, 3, dtype=np.uint8)
     for k, pat in enumerate(CHAR_CLASSES[:3]):
         for m in re.finditer(f"(?:{pat})+", _ALL_CODE_POINTS):
-            cls[m.start():m.end()] = bytes([k]) * (m.end() - m.start())
-    cls[0xD800:0xE000] = bytes([3]) * 0x800
-    runs = [0, cls[0]]
-    for c in range(1, 0x110000):
-        if cls[c] != cls[c - 1]:
-            runs += [c, cls[c]]
-    return tuple(runs)
+            cls[m.start():m.end()] = k
+    starts = np.r_[0, np.flatnonzero(np.diff(cls)) + 1]
+    return tuple(int(v) for pair in zip(starts, cls[starts]) for v in pair)
 
 
 def web_tensors(model) -> list[tuple[str, np.ndarray]]:
@@ -134,6 +131,7 @@ def build_manifest(model, tokenizer) -> tuple[WebManifest, bytes]:
 
 def _write_if_changed(path: Path, data: bytes) -> bool:
     if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
+        os.utime(path)  # igual: não regrava, só marca como conferido agora (book/_ext/modelo_web.py)
         return False
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)

@@ -73,9 +73,9 @@ def test_export_writes_the_state_dict_in_float32(tmp_path, reference):
     for t in data["tensors"]:
         got = floats[t["offset"]: t["offset"] + t["size"]].reshape(t["shape"])
         np.testing.assert_array_equal(got, state[t["name"]].numpy())
-    mtime = (tmp_path / WEIGHTS_NAME).stat().st_mtime_ns
-    export_web_lm(tmp_path)  # os mesmos pesos: o arquivo não é regravado
-    assert (tmp_path / WEIGHTS_NAME).stat().st_mtime_ns == mtime
+    inode = (tmp_path / WEIGHTS_NAME).stat().st_ino
+    export_web_lm(tmp_path)  # os mesmos pesos: o arquivo não é regravado (o mesmo inode)
+    assert (tmp_path / WEIGHTS_NAME).stat().st_ino == inode
 
 
 def test_char_classes_are_those_of_python_re():

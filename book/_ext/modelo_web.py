@@ -21,14 +21,29 @@ ROOT = Path(__file__).resolve().parents[2]
 logger = logging.getLogger(__name__)
 
 
+# O que o binário exportado depende: se nada disto mudou desde a última exportação, ela
+# é pulada (sem importar o torch, que custa segundos numa construção incremental).
+FONTES = [ROOT / "atencao" / "data" / f for f in ("tiny_lm.pt", "tiny_lm.json", "tokenizer.json")] + [
+    ROOT / "atencao" / f for f in ("web_lm.py", "model.py", "lm.py", "text.py")]
+
+
+def _em_dia(destino: Path) -> bool:
+    saidas = [destino / "lm_weights.bin", destino / "lm_manifest.json"]
+    if not all(f.is_file() for f in saidas):
+        return False
+    return min(f.stat().st_mtime for f in saidas) >= max(f.stat().st_mtime for f in FONTES if f.is_file())
+
+
 def _exportar(app, exception):
     if exception is not None or app.builder.format != "html":
+        return
+    destino = Path(app.outdir) / "_static" / "modelo"
+    if _em_dia(destino):
         return
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from atencao.web_lm import export_web_lm
 
-    destino = Path(app.outdir) / "_static" / "modelo"
     try:
         manifest = export_web_lm(destino)
     except (FileNotFoundError, ValueError) as erro:
