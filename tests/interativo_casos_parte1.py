@@ -53,3 +53,75 @@ def exercitar_pontuacoes(leitor: Leitor):
     q = [float(leitor.controle(f"q{t}").input_value()) for t in range(len(d["eixos"]))]
     assert q[0] > 0.5 and q[1] > 0.3, q
     assert leitor.valores("s-", T) == linha_esperada(q)
+
+
+def _softmax(s):
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+def _entropia(p):
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum())
+
+
+@caso("book/parte1/02-escala", "escala")
+def exercitar_escala(leitor: Leitor):
+    d = leitor.dados()
+    ds = d["ds"]
+
+    def conferir(k):
+        s = np.array(d["linhas"][k])
+        s2 = s / np.sqrt(ds[k])
+        p, p2 = _softmax(s), _softmax(s2)
+        esperado = {"desvio-sem": fmt_num(s.std(), 2), "desvio-com": fmt_num(s2.std(), 2),
+                    "maior-sem": fmt_num(p.max(), 3), "maior-com": fmt_num(p2.max(), 3),
+                    "entropia-sem": fmt_num(_entropia(p), 2), "entropia-com": fmt_num(_entropia(p2), 2),
+                    "media-sem": fmt_num(d["entropia_media"]["sem escala"][k], 2),
+                    "media-com": fmt_num(d["entropia_media"]["com escala"][k], 2)}
+        assert {nome: leitor.valor(nome) for nome in esperado} == esperado, f"d_k = {ds[k]}"
+
+    conferir(ds.index(64))   # o estado inicial: d_k = 64
+    for k in (0, 5, len(ds) - 1):
+        leitor.mover("dk", k)
+        conferir(k)
+    # Teclado: Home vai ao menor d_k, uma seta para a direita ao seguinte.
+    leitor.controle("dk").focus()
+    leitor.page.keyboard.press("Home")
+    leitor.page.keyboard.press("ArrowRight")
+    conferir(1)
+    # A lição da página: com d_k grande, sem escala a linha satura; com escala, não.
+    leitor.mover("dk", len(ds) - 1)
+    assert float(leitor.valor("maior-sem").replace(",", ".")) > 0.9
+    assert float(leitor.valor("entropia-com").replace(",", ".")) > 2
+
+
+@caso("book/parte1/03-mascara-causal", "mascara")
+def exercitar_mascara(leitor: Leitor):
+    import atencao as at
+
+    d = leitor.dados()
+    Q, K, V = (np.array(d[n]) for n in "QKV")
+    T = len(d["tokens"])
+    saida = {}
+    for causal in (True, False):
+        saida[causal] = at.attention(Q, K, V, causal=causal, return_weights=True)
+
+    def conferir(i):
+        (o_com, w_com), (o_sem, w_sem) = saida[True], saida[False]
+        assert leitor.valores("com-", T) == [fmt_num(v, 2) for v in w_com[i]], f"linha {i} com máscara"
+        assert leitor.valores("sem-", T) == [fmt_num(v, 2) for v in w_sem[i]], f"linha {i} sem máscara"
+        assert leitor.valor("futuro-sem") == fmt_num(100 * w_sem[i, i + 1:].sum(), 1)
+        assert leitor.valor("prevê-sem") == d["tokens"][int(o_sem[i].argmax())]
+        assert leitor.valor("prevê-com") == d["tokens"][int(o_com[i].argmax())]
+
+    conferir(2)
+    for i in (0, 4, T - 1):
+        leitor.clicar("consulta", f"{i} {d['tokens'][i]}")
+        conferir(i)
+    # Teclado: Tab até o próximo botão e Enter.
+    leitor.controle("consulta").get_by_role("button").nth(1).focus()
+    leitor.page.keyboard.press("Enter")
+    conferir(1)
+    # A cabeça sem máscara lê a palavra seguinte (a resposta): o que a página mostra.
+    assert leitor.valor("prevê-sem") == d["tokens"][2]

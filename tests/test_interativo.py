@@ -146,6 +146,26 @@ def test_imagem_estatica_sem_javascript_e_na_impressao(browser, site, caso):
     ctx.close()
 
 
+@pytest.mark.slow
+def test_fmt_do_javascript_escreve_como_fmt_num(aba):
+    """Interativo.fmt (no Chromium) e atencao.plots.fmt_num dão o mesmo texto, empates incluídos."""
+    import numpy as np
+
+    from atencao.plots import fmt_num
+
+    page, _, site = aba
+    page.goto(f"{site}{CASOS[0].pagina}.html")
+    rng = np.random.default_rng(0)
+    casos = [(0.125, 2), (-0.125, 2), (0.375, 2), (2.5, 0), (3.5, 0), (-2.5, 0), (1234567.891, 2),
+             (0.005, 2), (-0.001, 2), (65504.0, 1), (12.345, 2), (0.0625, 3)]
+    casos += [(k / 16, c) for k in range(-40, 40) for c in (0, 1, 2, 3)]
+    casos += [(float(x), int(c)) for x, c in zip(rng.standard_normal(500) * rng.choice([1e-3, 1, 1e3, 1e6], 500),
+                                                  rng.integers(0, 5, 500))]
+    js = page.evaluate("(cs) => cs.map(([x, c]) => Interativo.fmt(x, c))", casos)
+    diferentes = [(x, c, fmt_num(x, c), j) for (x, c), j in zip(casos, js) if fmt_num(x, c) != j]
+    assert not diferentes, diferentes[:10]
+
+
 SCRIPT = re.compile(r'<script[^>]+src="([^"?]+)')
 
 

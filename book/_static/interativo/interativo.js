@@ -24,7 +24,14 @@
   const fmt = (x, casas = 2) => {
     if (Number.isNaN(x)) return "NaN";
     if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-    const s = x.toFixed(casas);
+    let s = x.toFixed(casas);
+    // Empate exato (0,125 com 2 casas): o Python arredonda para o par, o toFixed para longe do zero.
+    const longo = x.toFixed(Math.min(100, casas + 30));
+    const resto = longo.slice(longo.length - 30);
+    if (/^50*$/.test(resto)) {
+      const truncado = longo.slice(0, longo.length - (casas === 0 ? 31 : 30));
+      if (Number(truncado.slice(-1)) % 2 === 0) s = truncado;
+    }
     const neg = s.startsWith("-");
     const [int, dec] = (neg ? s.slice(1) : s).split(".");
     const grupos = int.replace(/\B(?=(\d{3})+(?!\d))/g, ".");
@@ -116,6 +123,67 @@
   };
   const dot = (a, b) => a.reduce((s, v, t) => s + v * b[t], 0);
 
+  /** Gráfico de barras verticais em SVG, de 0 a `max` (ou ao maior valor).
+   *  opções: {n, rotulos ([texto] sob as barras, opcional), titulo, max, altura, largura,
+   *           numeros (escreve o valor de cada barra: casas; omitido = sem números),
+   *           nome (prefixo de data-valor dos números: "<nome><j>")}
+   *  devolve {svg, atualizar(valores, cores?)}; `cores[j]` troca a cor de uma barra. */
+  const barras = (o) => {
+    const W = o.largura ?? 420, H = o.altura ?? 150, base = o.rotulos ? 34 : 8, topo = o.titulo ? 30 : 16;
+    const g = svg("svg", {viewBox: `0 0 ${W} ${H + topo + base}`, role: "img",
+                          "aria-label": o.titulo || "gráfico de barras"});
+    if (o.titulo) svg("text", {x: 0, y: 14, texto: o.titulo, "font-weight": 600}, g);
+    const passo = W / o.n, larg = Math.max(1, passo * 0.8);
+    svg("line", {x1: 0, x2: W, y1: topo + H, y2: topo + H, class: "eixo"}, g);
+    const itens = Array.from({length: o.n}, (_, j) => {
+      const r = svg("rect", {x: j * passo + (passo - larg) / 2, width: larg, fill: "var(--interativo-barra)"}, g);
+      const t = o.numeros !== undefined ? svg("text", {x: j * passo + passo / 2, "text-anchor": "middle",
+        style: "font-size: 11px", "data-valor": o.nome ? `${o.nome}${j}` : null}, g) : null;
+      if (t && !o.nome) t.removeAttribute("data-valor");
+      if (o.rotulos) {
+        svg("text", {x: j * passo + passo / 2, y: topo + H + 16, "text-anchor": "middle", texto: o.rotulos[j]}, g);
+      }
+      return {r, t};
+    });
+    const atualizar = (valores, cores = []) => {
+      const max = o.max ?? Math.max(...valores.map((v) => (Number.isFinite(v) ? v : 0)), 1e-12);
+      valores.forEach((v, j) => {
+        const h = Number.isFinite(v) ? Math.max(0, Math.min(1, v / max)) * H : 0;
+        const {r, t} = itens[j];
+        r.setAttribute("y", topo + H - h);
+        r.setAttribute("height", h);
+        r.setAttribute("fill", cores[j] || "var(--interativo-barra)");
+        if (t) { t.textContent = fmt(v, o.numeros); t.setAttribute("y", topo + H - h - 4); }
+      });
+    };
+    return {svg: g, atualizar};
+  };
+
+  /** Tabela de números: {legenda, colunas: [texto], linhas: [[rótulo, nome_da_col1, ...]]}.
+   *  Cada célula de número leva data-valor=<nome>; devolve {tabela, definir(nome, texto)}. */
+  const tabela = (o) => {
+    const celulas = new Map();
+    const t = el("table", {class: "interativo-tabela"});
+    if (o.legenda) t.append(el("caption", {}, o.legenda));
+    t.append(el("thead", {}, el("tr", {}, ...o.colunas.map((c) => el("th", {scope: "col"}, c)))));
+    const corpo = el("tbody");
+    for (const [rotulo, ...nomes] of o.linhas) {
+      const tr = el("tr", {}, el("th", {scope: "row"}, rotulo));
+      for (const nome of nomes) {
+        const td = el("td", {"data-valor": nome});
+        celulas.set(nome, td);
+        tr.append(td);
+      }
+      corpo.append(tr);
+    }
+    t.append(corpo);
+    return {tabela: t, definir: (nome, texto) => { celulas.get(nome).textContent = texto; },
+            celula: (nome) => celulas.get(nome)};
+  };
+
+  /** Entropia (nats) de uma distribuição: -sum p log p, com 0 log 0 = 0. */
+  const entropia = (p) => -p.reduce((s, v) => s + (v > 0 ? v * Math.log(v) : 0), 0);
+
   /** Registra o módulo de uma figura: montar(raiz, dados, I) desenha dentro de `raiz`. */
   const registrar = (nome, montar) => {
     if (registro.has(nome)) throw new Error(`figura interativa registrada duas vezes: ${nome}`);
@@ -153,7 +221,7 @@
   };
 
   window.Interativo = {registrar, fmt, el, svg, id, deslizante, escolha, corDivergente, corSequencial,
-                       softmax, dot, montarTudo};
+                       softmax, dot, barras, tabela, entropia, montarTudo};
   // Os módulos (defer) rodam depois deste arquivo e antes do DOMContentLoaded; o
   // "load" cobre um núcleo carregado depois disso. montarTudo não repete uma figura.
   document.addEventListener("DOMContentLoaded", montarTudo);
