@@ -74,6 +74,14 @@ def exercitar_modelo_lm(leitor: Leitor):
     assert proximos() == esperados(len(ids) - 1, 0.5)
     leitor.raiz.locator('[data-saida="tokens"] button[data-posicao="2"]').click()
     assert proximos() == esperados(2, 0.5)
+    # outra cabeça: os pesos da consulta escolhida, os 5 maiores
+    L, H = model.config.n_layers, model.config.n_heads
+    leitor.raiz.locator(f'.modelo-lm-cabeca[data-camada="{L - 1}"][data-cabeca="{H - 1}"]').click()
+    pesos = lm.attention_maps(model, torch.tensor([ids]))[L - 1, H - 1, 2, :3]
+    vals, chaves = pesos.topk(3)
+    mostrados = [(int(li.get_attribute("data-chave")), li.locator(".modelo-lm-valor").inner_text())
+                 for li in leitor.raiz.locator('[data-saida="detalhe"] li').all()]
+    assert mostrados == [(int(j), f"{fmt_num(100 * v.item(), 1)}%") for v, j in zip(vals, chaves)]
 
 
 # --------------------------------------------------------------------------
@@ -116,8 +124,8 @@ def exercitar_custo_quadratico(leitor: Leitor):
                 assert v["virada"] == fmt_num(proc["pi"] / proc["beta"], 1)
                 for k in ("ingenua", "blocos"):
                     assert v[f"tempo_{k}"] == fmt_tempo(max(F / proc["pi"], bpn * el[k] / proc["beta"]))
-                lado = "a memória" if F / (bpn * el["ingenua"]) < proc["pi"] / proc["beta"] else "o cálculo"
-                assert f"a ingênua (●) é limitada por {lado}" in resumo(leitor)
+                lado = "pela memória" if F / (bpn * el["ingenua"]) < proc["pi"] / proc["beta"] else "pelo cálculo"
+                assert f"a ingênua (●) é limitada {lado}" in resumo(leitor)
     leitor.controle("T").focus()
     leitor.page.keyboard.press("Home")
     assert tabela(leitor)["pontuacoes"] == fmt_num(d["Ts"][0] ** 2, 0)

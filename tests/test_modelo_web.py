@@ -9,9 +9,9 @@ pesos; o botão "Carregar o modelo" baixa o manifesto e o binário (uma vez, no
 máximo 8 MiB, do próprio site); para a frase do livro e outras, os tokens do BPE
 em JavaScript são os do Python e os logits de todas as posições e os pesos de
 atenção de todas as cabeças batem com o PyTorch a menos de 1e-4; o que a figura
-mostra (tokens, próximos tokens com a temperatura, pesos de uma cabeça) é o que
-o Python calcula; axe-core sem violações, a 1400 e a 390 px; capturas de tela
-em _build/screenshots/.
+mostra (os tokens) é o do Python. Os controles da figura (temperatura,
+posição, cabeça), as duas larguras, o axe-core e as capturas de tela estão no
+caso `modelo-lm` de tests/interativo_casos_parte2.py (tests/test_interativo.py).
 """
 
 from __future__ import annotations
@@ -26,14 +26,12 @@ import pytest
 import torch
 
 from atencao import lm
-from atencao.plots import fmt_num
 from atencao.text import PRETOKEN_PATTERN
 from atencao.web_lm import (MANIFEST_NAME, MAX_BYTES, WEIGHTS_NAME, CHAR_CLASSES, char_class_runs,
                             export_web_lm)
 
 PAGE = "book/parte1/08-modelo-de-linguagem"
 TOL = 1e-4
-FIGURE = 'div.interativo[data-figura="modelo-lm"]'
 # Frases além da do livro: acentos, maiúsculas, dígitos, pontuação, espaços repetidos, emoji.
 SENTENCES = [
     "O modelo lê a frase da esquerda para a direita; cada token só vê o passado.",
@@ -164,6 +162,7 @@ def loaded(browser, site):
     context.close()
 
 
+@pytest.mark.slow
 def test_weights_are_fetched_only_after_the_click(loaded):
     page, reqs, before = loaded
     heavy = (WEIGHTS_NAME, MANIFEST_NAME, "lm.js")
@@ -192,6 +191,7 @@ def _visible(s: str) -> str:
     return s.replace(" ", "␣").replace("\n", "↵").replace("\r", "␍").replace("\t", "⇥")
 
 
+@pytest.mark.slow
 def test_tokenizer_in_the_page_is_python_bpe(loaded, reference):
     page, _, _ = loaded
     tok = reference[0]
@@ -200,6 +200,7 @@ def test_tokenizer_in_the_page_is_python_bpe(loaded, reference):
         assert ids == tok.encode(text), f"tokens diferentes para {text!r}"
 
 
+@pytest.mark.slow
 def test_forward_pass_matches_pytorch(loaded, reference):
     page, _, _ = loaded
     tok, model, info = reference
@@ -226,91 +227,3 @@ def test_forward_pass_matches_pytorch(loaded, reference):
             assert data["ref"]["ids"] == ids
             dif = float(page.get_attribute('[data-saida="conferencia"]', "data-diferenca"))
             assert dif < TOL
-
-
-def _shown_next(page) -> list[tuple[int, str]]:
-    items = page.locator('[data-saida="proximos"] li')
-    return [(int(items.nth(k).get_attribute("data-token")),
-             items.nth(k).locator(".modelo-lm-valor").inner_text()) for k in range(items.count())]
-
-
-def _expected_next(logits_row: torch.Tensor, temperature: float, top: int) -> list[tuple[int, str]]:
-    p = torch.softmax(logits_row.double() / temperature, -1)
-    vals, idx = p.topk(top)
-    return [(int(i), f"{fmt_num(100 * v.item(), 1)}%") for v, i in zip(vals, idx)]
-
-
-def test_controls_show_what_python_computes(loaded, reference):
-    page, _, _ = loaded
-    tok, model, _ = reference
-    data = _figure_data(page)
-    text = SENTENCES[0]
-    _type(page, text)
-    ids = tok.encode(text)
-    with torch.no_grad():
-        logits = model(torch.tensor([ids]))[0]
-    maps = lm.attention_maps(model, torch.tensor([ids]))
-    assert _shown_next(page) == _expected_next(logits[-1], 1.0, data["top"])
-    # a temperatura, pelo teclado: cada seta muda um passo do controle
-    slider = page.locator('[data-controle="temperatura"]')
-    slider.focus()
-    for _ in range(4):
-        page.keyboard.press("ArrowLeft")
-    temp = float(slider.input_value())
-    assert temp < 1
-    assert _shown_next(page) == _expected_next(logits[-1], temp, data["top"])
-    # outra posição (toque num token) e outra cabeça
-    pos = 3
-    page.locator(f'[data-saida="tokens"] button[data-posicao="{pos}"]').click()
-    assert _shown_next(page) == _expected_next(logits[pos], temp, data["top"])
-    L, H = model.config.n_layers, model.config.n_heads
-    layer, head = L - 1, H - 1
-    page.click(f'.modelo-lm-cabeca[data-camada="{layer}"][data-cabeca="{head}"]')
-    rows = page.locator('[data-saida="detalhe"] li')
-    row = maps[layer, head, pos, : pos + 1]
-    vals, keys = row.topk(min(5, pos + 1))
-    shown = [(int(rows.nth(k).get_attribute("data-chave")), rows.nth(k).locator(".modelo-lm-valor").inner_text())
-             for k in range(rows.count())]
-    assert shown == [(int(j), f"{fmt_num(100 * v.item(), 1)}%") for v, j in zip(vals, keys)]
-    assert page.get_attribute(f'.modelo-lm-cabeca[data-camada="{layer}"][data-cabeca="{head}"]',
-                              "aria-pressed") == "true"
-
-
-def figure_axe(page, selector: str) -> list[dict]:
-    """Violações WCAG 2 A/AA do axe-core dentro de `selector` (o resto da página é do test_browser)."""
-    from axe_playwright_python.sync_playwright import Axe
-    from browser_util import WCAG_TAGS
-
-    results = Axe().run(page, context={"include": [[selector]]},
-                        options={"runOnly": {"type": "tag", "values": WCAG_TAGS},
-                                 "resultTypes": ["violations"], "preload": False})
-    return [{"id": v["id"], "help": v.get("help"), "nodes": [n.get("target") for n in v.get("nodes", [])][:5]}
-            for v in results.response.get("violations", [])]
-
-
-@pytest.mark.parametrize("width", ["computador", "celular"])
-def test_accessible_and_fits_at_both_widths(loaded, width):
-    from browser_util import DESKTOP, PHONE, SCREENSHOTS
-
-    page, _, _ = loaded
-    page.set_viewport_size(DESKTOP if width == "computador" else PHONE)
-    fig = page.locator('div.interativo[data-figura="modelo-lm"]')
-    fig.scroll_into_view_if_needed()
-    over = page.evaluate("""() => { const f = document.querySelector('div.interativo[data-figura="modelo-lm"]');
-        const r = f.getBoundingClientRect();
-        return Math.max(0, r.right - document.documentElement.clientWidth,
-                        document.documentElement.scrollWidth - document.documentElement.clientWidth); }""")
-    assert over <= 0, f"a figura passa {over} px da largura da tela ({width})"
-    violations = figure_axe(page, FIGURE)
-    assert not violations, f"axe-core ({width}): {violations}"
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.add_style_tag(content=".bd-header, .bd-header-article, .skip-link { visibility: hidden !important; }")
-    for theme in ("light", "dark"):
-        page.evaluate("(t) => { document.documentElement.dataset.theme = t; }", theme)
-        page.wait_for_timeout(100)
-        fig.screenshot(path=str(SCREENSHOTS / f"modelo-lm-{width}-{theme}.png"))
-        if theme == "dark":
-            dark = figure_axe(page, FIGURE)
-            assert not dark, f"axe-core ({width}, escuro): {dark}"
-    page.evaluate("() => { document.documentElement.dataset.theme = 'light'; }")
-    page.set_viewport_size(DESKTOP)

@@ -66,7 +66,7 @@ Interativo.registrar("custo-quadratico", (raiz, d, I) => {
       ...casos.map(([id, nome, el]) => [`trafego_${id}`, `tráfego ${nome}`, fmtBytes(bpn * el)]),
       ...casos.map(([id, nome, el]) => [`I_${id}`, `intensidade ${nome.split(" (")[0]} (FLOP/byte)`,
                                         I.fmt(F / (bpn * el), 1)]),
-      ["virada", `virada de ${proc.nome} (FLOP/byte)`, I.fmt(virada, 1)],
+      ["virada", "virada do processador (FLOP/byte)", I.fmt(virada, 1)],
       ...casos.slice(0, 2).map(([id, nome, el]) => [`tempo_${id}`, `tempo mínimo, ${nome.split(" (")[0]}`,
                                                     fmtTempo(Math.max(F / proc.pi, bpn * el / proc.beta))]),
     ];
@@ -88,8 +88,8 @@ Interativo.registrar("custo-quadratico", (raiz, d, I) => {
     }
     I.svg("text", {x: (esq + W) / 2, y: H - 4, "text-anchor": "middle", class: "interativo-suave",
                    texto: "intensidade I (FLOP/byte)"}, grafico);
-    for (let e = Math.ceil(yLo); e <= yHi; e += 3) {
-      const nome = {9: "1 G", 12: "1 T", 15: "1 P"}[e] || `10^${e}`;
+    for (let e = 3 * Math.ceil(yLo / 3); e <= yHi; e += 3) {
+      const nome = {6: "1 M", 9: "1 G", 12: "1 T", 15: "1 P", 18: "1 E"}[e] || `10^${e}`;
       I.svg("text", {x: esq - 4, y: py(e) + 4, "text-anchor": "end", class: "interativo-suave", texto: nome}, grafico);
     }
     I.svg("text", {x: 4, y: topo + 4, class: "interativo-suave", texto: "FLOP/s"}, grafico);
@@ -107,9 +107,9 @@ Interativo.registrar("custo-quadratico", (raiz, d, I) => {
     });
 
     const frac = (el) => Math.min(1, (F / (bpn * el)) * proc.beta / proc.pi);
-    const lado = (el) => (F / (bpn * el) < virada ? "a memória" : "o cálculo");
-    resumo.textContent = `Em ${proc.nome}, a ingênua (●) é limitada por ${lado(casos[0][2])} e alcança no máximo `
-      + `${I.fmt(100 * frac(casos[0][2]), 0)}% do pico; a em blocos (■), por ${lado(casos[1][2])} `
+    const lado = (el) => (F / (bpn * el) < virada ? "pela memória" : "pelo cálculo");
+    resumo.textContent = `${proc.nome}: a ingênua (●) é limitada ${lado(casos[0][2])} e alcança no máximo `
+      + `${I.fmt(100 * frac(casos[0][2]), 0)}% do pico; a em blocos (■), ${lado(casos[1][2])} `
       + `(${I.fmt(100 * frac(casos[1][2]), 0)}%); com o tráfego mínimo (▲), ${I.fmt(100 * frac(casos[2][2]), 0)}%. `
       + (2 * T * T <= (proc.memoria || Infinity) ? "" : `A matriz S de uma cabeça em bf16 já não cabe nos ${I.fmt(proc.memoria / 1e9, 0)} GB da GPU.`);
   }

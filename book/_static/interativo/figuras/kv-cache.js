@@ -38,7 +38,7 @@ Interativo.registrar("kv-cache", (raiz, d, I) => {
                               formato: (v) => `${v} de ${n}`, aoMudar: (v) => { s = v; desenhar(); }});
   controles.append(escM.caixa, escP.caixa, escN.caixa, passo.caixa);
 
-  const W = 400, H = 200, esq = 40, dir = 8, topo = 10, baixo = 30;
+  const W = 400, H = 220, esq = 40, dir = 8, topo = 10, baixo = 46;
   const grafico = I.svg("svg", {viewBox: `0 0 ${W} ${H}`, role: "img",
                                 "aria-label": "Pontuações calculadas em cada passo, com e sem cache, em escala logarítmica"});
   const tabela = I.el("table", {class: "interativo-tabela", "data-saida": "kv"});
@@ -79,7 +79,7 @@ Interativo.registrar("kv-cache", (raiz, d, I) => {
       I.svg("text", {x: esq - 4, y: py(10 ** e) + 4, "text-anchor": "end", class: "interativo-suave",
                      texto: e < 4 ? I.fmt(10 ** e, 0) : `10^${e}`}, grafico);
     }
-    I.svg("text", {x: (esq + W) / 2, y: H - 6, "text-anchor": "middle", class: "interativo-suave",
+    I.svg("text", {x: (esq + W) / 2, y: H - baixo + 16, "text-anchor": "middle", class: "interativo-suave",
                    texto: `passo s (1 a ${n})`}, grafico);
     const linha = (vals, cor, tracejado) => I.svg("polyline", {
       points: vals.map((v, k) => `${px(k + 1)},${py(v)}`).join(" "), fill: "none", stroke: cor, "stroke-width": 2,
@@ -88,8 +88,8 @@ Interativo.registrar("kv-cache", (raiz, d, I) => {
     linha(com, "var(--interativo-barra)", false);
     I.svg("line", {x1: px(s), x2: px(s), y1: topo, y2: H - baixo, stroke: "var(--interativo-destaque)", "stroke-width": 1.5},
           grafico);
-    I.svg("text", {x: W - dir, y: topo + 10, "text-anchor": "end", fill: "var(--interativo-pos)", texto: "sem cache (– –)"}, grafico);
-    I.svg("text", {x: W - dir, y: topo + 26, "text-anchor": "end", fill: "var(--interativo-barra)", texto: "com cache (—)"}, grafico);
+    I.svg("text", {x: esq, y: H - 4, fill: "var(--interativo-pos)", texto: "– – sem cache"}, grafico);
+    I.svg("text", {x: esq + 130, y: H - 4, fill: "var(--interativo-barra)", texto: "—— com cache"}, grafico);
 
     resumo.textContent = `${m.nome}: no passo ${s}, recalcular tudo custa ${I.fmt(sem[s - 1], 0)} pontuações por cabeça e `
       + `camada; com o cache, ${I.fmt(com[s - 1], 0)}. O preço é guardar ${fmtBytes(kvBytes(m, L))} e ler tudo isso a cada token.`;

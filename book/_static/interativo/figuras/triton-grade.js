@@ -38,7 +38,7 @@ Interativo.registrar("triton-grade", (raiz, d, I) => {
   const escH = I.escolha({rotulo: "B·H:", itens: d.cabecas.map(String), valor: d.cabecas.indexOf(BH), nome: "cabecas",
                           aoMudar: (k) => { BH = d.cabecas[k]; desenhar(); }});
   const slider = I.deslizante({rotulo: "Programa pid_m", nome: "pid", min: 0, max: cdiv(N, BM) - 1, passo: 1, valor: 0,
-                               casas: 0, formato: (v) => `${v} de 0 a ${cdiv(N, BM) - 1}`,
+                               casas: 0, formato: (v) => `${v} (0 a ${cdiv(N, BM) - 1})`,
                                aoMudar: (v) => { pid = v; desenhar(); }});
   controles.append(escN.caixa, escM.caixa, escBN.caixa, escH.caixa, slider.caixa);
 
@@ -94,7 +94,9 @@ Interativo.registrar("triton-grade", (raiz, d, I) => {
       I.el("tr", {}, I.el("th", {scope: "row"}, k), I.el("td", {"data-valor": id}, v)))));
     resumo.textContent = `O programa (${pid}, ·) cuida das consultas ${pid * BM} a ${Math.min((pid + 1) * BM, N) - 1}: `
       + `lê o seu bloco de Q uma vez, ${sem} blocos de chaves sem máscara (azul) e ${com} com máscara (vermelho), `
-      + `e escreve ${Math.min(BM, N - pid * BM)} linhas de O. Os ${B(nn - sem - com)} acima da diagonal nem são carregados.`;
+      + `e escreve ${Math.min(BM, N - pid * BM)} linhas de O. `
+      + (nn - sem - com ? `Os ${B(nn - sem - com)} blocos acima da diagonal nem são carregados.`
+        : "Nenhum bloco de chaves fica inteiro no futuro deste programa.");
   }
   const B = (v) => I.fmt(v, 0);
   desenhar();
