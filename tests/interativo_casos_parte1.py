@@ -201,3 +201,36 @@ def exercitar_mistura(leitor: Leitor):
     leitor.clicar("consulta", "0")
     conferir(0, Q[0])
     assert leitor.valor("o-0") == fmt_num(V[0, 0], 3)   # a consulta 0 só vê v_0
+
+
+@caso("book/parte1/06-multi-cabeca", "gqa")
+def exercitar_gqa(leitor: Leitor):
+    from atencao.plots import fmt_bytes, fmt_int
+
+    d = leitor.dados()
+    b = d["bytes_por_numero"]
+
+    def conferir(m, hkv, T):
+        esperado = {"g": fmt_int(m["H"] // hkv), "numeros": fmt_int(2 * hkv * m["d_k"]),
+                    "bytes-posicao": fmt_bytes(2 * hkv * m["d_k"] * b),
+                    "bytes-cache": fmt_bytes(2 * hkv * m["d_k"] * b * T), "razao": f"{fmt_int(m['H'] // hkv)}×"}
+        assert {k: leitor.valor(k) for k in esperado} == esperado, (m["nome"], hkv, T)
+        assert len(leitor.raiz.locator("svg rect").all()) == hkv   # uma caixa por cabeça KV
+        assert len(leitor.raiz.locator("svg circle").all()) == m["H"]
+
+    m = d["modelos"][0]
+    conferir(m, m["Hkv"], m["T"])
+    divisores = [k for k in range(1, m["H"] + 1) if m["H"] % k == 0]
+    leitor.mover("hkv", 0)
+    conferir(m, divisores[0], m["T"])
+    leitor.mover("t", 3)
+    conferir(m, divisores[0], 8)
+    grande = d["modelos"][-1]
+    leitor.clicar("modelo", grande["nome"])
+    conferir(grande, grande["Hkv"], grande["T"])
+    dg = [k for k in range(1, grande["H"] + 1) if grande["H"] % k == 0]
+    leitor.mover("hkv", len(dg) - 1)        # MHA: H_kv = H
+    conferir(grande, grande["H"], grande["T"])
+    leitor.controle("hkv").focus()
+    leitor.page.keyboard.press("Home")      # MQA
+    conferir(grande, 1, grande["T"])

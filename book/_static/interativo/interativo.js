@@ -52,6 +52,19 @@
     return sinal * n * ulp;
   };
 
+  /** Mesmo texto de atencao.plots.fmt_int: 1048576 -> "1.048.576". */
+  const fmtInt = (n) => fmt(Math.trunc(n), 0);
+
+  /** Mesmo texto de atencao.plots.fmt_bytes: 4194304 -> "4,00 MiB". */
+  const fmtBytes = (n) => {
+    const unidades = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    for (const u of unidades) {
+      if (Math.abs(n) < 1024 || u === "PiB") return `${fmt(n, u === "B" ? 0 : 2)} ${u}`;
+      n /= 1024;
+    }
+    return "";
+  };
+
   /** Elemento HTML com atributos e filhos. */
   const el = (tag, attrs = {}, ...filhos) => {
     const e = document.createElement(tag);
@@ -239,7 +252,7 @@
     }
   };
 
-  window.Interativo = {registrar, fmt, el, svg, id, deslizante, escolha, corDivergente, corSequencial,
+  window.Interativo = {registrar, fmt, fmtInt, fmtBytes, el, svg, id, deslizante, escolha, corDivergente, corSequencial,
                        softmax, dot, barras, tabela, entropia, f16, rolagem, montarTudo};
   // Os módulos (defer) rodam depois deste arquivo e antes do DOMContentLoaded; o
   // "load" cobre um núcleo carregado depois disso. montarTudo não repete uma figura.
