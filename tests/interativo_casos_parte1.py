@@ -125,3 +125,112 @@ def exercitar_mascara(leitor: Leitor):
     conferir(1)
     # A cabeça sem máscara lê a palavra seguinte (a resposta): o que a página mostra.
     assert leitor.valor("prevê-sem") == d["tokens"][2]
+
+
+@caso("book/parte1/04-softmax", "softmax")
+def exercitar_softmax(leitor: Leitor):
+    import atencao as at
+    from atencao.analysis import naive_softmax
+
+    d = leitor.dados()
+    s = np.array(d["pontuacoes"])
+    n = len(s)
+    assert d["limite16"] == pytest.approx(np.log(float(np.finfo(np.float16).max)))
+
+    def conferir(tau, c):
+        z = (s + c) / tau
+        z16 = z.astype(np.float16)
+        with np.errstate(over="ignore"):
+            e16 = np.exp(z16)
+        p16 = naive_softmax(z16)
+        esperado = {}
+        for j in range(n):
+            esperado |= {f"z-{j}": fmt_num(z[j], 2), f"exp-{j}": fmt_num(float(e16[j]), 2),
+                         f"ingenua-{j}": fmt_num(float(p16[j]), 3),
+                         f"estavel-{j}": fmt_num(float(at.softmax(z)[j]), 3)}
+        assert {k: leitor.valor(k) for k in esperado} == esperado, (tau, c)
+        soma = np.sum(e16)
+        estado = ("eᶻ estourou: NaN" if np.isnan(p16).any()
+                  else "a soma estourou: pesos zerados" if np.isinf(soma) else "sem estouro")
+        assert leitor.valor("estado") == estado, (tau, c)
+
+    conferir(1.0, 0.0)
+    for tau, c in [(0.5, 0.0), (0.5, 4.0), (0.25, 9.5), (3.0, 15.0), (1.0, 10.0), (1.0, -10.0)]:
+        leitor.mover("tau", tau)
+        leitor.mover("c", c)
+        conferir(tau, c)
+    # O estouro que a página descreve: z passa de ~11,09 e a ingênua dá NaN; a estável, não.
+    leitor.mover("tau", 1.0)
+    leitor.mover("c", 10.0)
+    assert leitor.valor("estado") == "eᶻ estourou: NaN"
+    assert leitor.valor("ingenua-0") == "nan" and leitor.valor("estavel-0") != "nan"
+    # Teclado: PageUp/PageDown e setas no deslocamento.
+    leitor.controle("c").focus()
+    leitor.page.keyboard.press("ArrowLeft")
+    leitor.page.keyboard.press("ArrowLeft")
+    conferir(1.0, 9.0)
+
+
+@caso("book/parte1/05-mistura-com-v", "mistura")
+def exercitar_mistura(leitor: Leitor):
+    import atencao as at
+
+    d = leitor.dados()
+    Q, K, V = (np.array(d[n]) for n in "QKV")
+    T = len(V)
+
+    def conferir(i, q):
+        Qm = Q.copy()
+        Qm[i] = q
+        O, W = at.attention(Qm, K, V, causal=True, return_weights=True)
+        pesos = [fmt_num(W[i, j], 3) if j <= i else "—" for j in range(T)]
+        assert leitor.valores("w-", T) == pesos, (i, q)
+        assert [leitor.valor("o-0"), leitor.valor("o-1")] == [fmt_num(O[i, 0], 3), fmt_num(O[i, 1], 3)], (i, q)
+
+    i = d["consulta"]
+    conferir(i, Q[i])
+    leitor.clicar("consulta", "2")
+    conferir(2, Q[2])
+    leitor.mover("q0", -2.5)
+    conferir(2, [-2.5, Q[2][1]])
+    leitor.mover("q1", 3)
+    conferir(2, [-2.5, 3.0])
+    leitor.controle("q1").focus()
+    leitor.page.keyboard.press("ArrowLeft")
+    conferir(2, [-2.5, 2.95])
+    leitor.clicar("consulta", "0")
+    conferir(0, Q[0])
+    assert leitor.valor("o-0") == fmt_num(V[0, 0], 3)   # a consulta 0 só vê v_0
+
+
+@caso("book/parte1/06-multi-cabeca", "gqa")
+def exercitar_gqa(leitor: Leitor):
+    from atencao.plots import fmt_bytes, fmt_int
+
+    d = leitor.dados()
+    b = d["bytes_por_numero"]
+
+    def conferir(m, hkv, T):
+        esperado = {"g": fmt_int(m["H"] // hkv), "numeros": fmt_int(2 * hkv * m["d_k"]),
+                    "bytes-posicao": fmt_bytes(2 * hkv * m["d_k"] * b),
+                    "bytes-cache": fmt_bytes(2 * hkv * m["d_k"] * b * T), "razao": f"{fmt_int(m['H'] // hkv)}×"}
+        assert {k: leitor.valor(k) for k in esperado} == esperado, (m["nome"], hkv, T)
+        assert len(leitor.raiz.locator("svg rect").all()) == hkv   # uma caixa por cabeça KV
+        assert len(leitor.raiz.locator("svg circle").all()) == m["H"]
+
+    m = d["modelos"][0]
+    conferir(m, m["Hkv"], m["T"])
+    divisores = [k for k in range(1, m["H"] + 1) if m["H"] % k == 0]
+    leitor.mover("hkv", 0)
+    conferir(m, divisores[0], m["T"])
+    leitor.mover("t", 3)
+    conferir(m, divisores[0], 8)
+    grande = d["modelos"][-1]
+    leitor.clicar("modelo", grande["nome"])
+    conferir(grande, grande["Hkv"], grande["T"])
+    dg = [k for k in range(1, grande["H"] + 1) if grande["H"] % k == 0]
+    leitor.mover("hkv", len(dg) - 1)        # MHA: H_kv = H
+    conferir(grande, grande["H"], grande["T"])
+    leitor.controle("hkv").focus()
+    leitor.page.keyboard.press("Home")      # MQA
+    conferir(grande, 1, grande["T"])

@@ -61,7 +61,7 @@ def aba(browser, site):
     """Uma aba nova por teste (estado limpo), com requisições externas bloqueadas e anotadas."""
     context = browser.new_context(viewport=DESKTOP, locale="pt-BR", service_workers="block")
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(60_000)   # a máquina de 2 núcleos é dividida; 15 s já estourou aqui
     recorder = Recorder(context, page, site)
     yield page, recorder, site
     context.close()

@@ -22,7 +22,7 @@
 
   /** Mesmo texto de atencao.plots.fmt_num(x, casas): vírgula decimal, ponto de milhar. */
   const fmt = (x, casas = 2) => {
-    if (Number.isNaN(x)) return "NaN";
+    if (Number.isNaN(x)) return "nan";
     if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
     let s = x.toFixed(casas);
     // Empate exato (0,125 com 2 casas): o Python arredonda para o par, o toFixed para longe do zero.
@@ -36,6 +36,33 @@
     const [int, dec] = (neg ? s.slice(1) : s).split(".");
     const grupos = int.replace(/\B(?=(\d{3})+(?!\d))/g, ".");
     return (neg ? "-" : "") + grupos + (dec !== undefined ? "," + dec : "");
+  };
+
+  /** O float16 (IEEE meia precisão) mais próximo de x, com empate para o par, como o
+   *  np.float16(x) do NumPy: passa de 65.504 (a partir de 65.520) vira infinito. */
+  const f16 = (x) => {
+    if (!Number.isFinite(x) || x === 0) return x;
+    const a = Math.abs(x), sinal = Math.sign(x);
+    if (a >= 65520) return sinal * Infinity;
+    let e = Math.floor(Math.log2(a));
+    if (2 ** e > a) e -= 1; else if (2 ** (e + 1) <= a) e += 1;
+    const ulp = 2 ** (Math.max(e, -14) - 10);   // subnormais: passo 2^-24
+    const q = a / ulp, piso = Math.floor(q), frac = q - piso;
+    const n = frac > 0.5 || (frac === 0.5 && piso % 2 === 1) ? piso + 1 : piso;
+    return sinal * n * ulp;
+  };
+
+  /** Mesmo texto de atencao.plots.fmt_int: 1048576 -> "1.048.576". */
+  const fmtInt = (n) => fmt(Math.trunc(n), 0);
+
+  /** Mesmo texto de atencao.plots.fmt_bytes: 4194304 -> "4,00 MiB". */
+  const fmtBytes = (n) => {
+    const unidades = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    for (const u of unidades) {
+      if (Math.abs(n) < 1024 || u === "PiB") return `${fmt(n, u === "B" ? 0 : 2)} ${u}`;
+      n /= 1024;
+    }
+    return "";
   };
 
   /** Elemento HTML com atributos e filhos. */
@@ -181,6 +208,11 @@
             celula: (nome) => celulas.get(nome)};
   };
 
+  /** Caixa que rola para o lado quando o conteúdo (uma tabela larga) não cabe no celular;
+   *  focável, para quem rola pelo teclado (WCAG 2.1.1). */
+  const rolagem = (conteudo, rotulo) =>
+    el("div", {class: "interativo-rolagem", tabindex: "0", role: "region", "aria-label": rotulo}, conteudo);
+
   /** Entropia (nats) de uma distribuição: -sum p log p, com 0 log 0 = 0. */
   const entropia = (p) => -p.reduce((s, v) => s + (v > 0 ? v * Math.log(v) : 0), 0);
 
@@ -220,8 +252,8 @@
     }
   };
 
-  window.Interativo = {registrar, fmt, el, svg, id, deslizante, escolha, corDivergente, corSequencial,
-                       softmax, dot, barras, tabela, entropia, montarTudo};
+  window.Interativo = {registrar, fmt, fmtInt, fmtBytes, el, svg, id, deslizante, escolha, corDivergente, corSequencial,
+                       softmax, dot, barras, tabela, entropia, f16, rolagem, montarTudo};
   // Os módulos (defer) rodam depois deste arquivo e antes do DOMContentLoaded; o
   // "load" cobre um núcleo carregado depois disso. montarTudo não repete uma figura.
   document.addEventListener("DOMContentLoaded", montarTudo);
