@@ -20,14 +20,6 @@ Interativo.registrar("custo-quadratico", (raiz, d, I) => {
   const minimo = (T, dk) => 4 * T * dk;
   const flops = (T, dk) => 4 * T * T * dk + 5 * T * T;
 
-  const fmtBytes = (n) => { // atencao.plots.fmt_bytes
-    let v = n;
-    for (const u of ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]) {
-      if (Math.abs(v) < 1024 || u === "PiB") return `${I.fmt(v, u === "B" ? 0 : 2)} ${u}`;
-      v /= 1024;
-    }
-    return "";
-  };
   const fmtTempo = (s) => (s < 1e-3 ? `${I.fmt(s * 1e6, 1)} µs` : s < 1 ? `${I.fmt(s * 1e3, 2)} ms` : `${I.fmt(s, 2)} s`);
 
   const controles = I.el("div", {class: "interativo-controles"});
@@ -61,9 +53,9 @@ Interativo.registrar("custo-quadratico", (raiz, d, I) => {
     const virada = proc.pi / proc.beta;
     const linhas = [
       ["pontuacoes", "pontuações T² (por cabeça)", I.fmt(T * T, 0)],
-      ["S", "matriz S em fp32 / bf16", `${fmtBytes(4 * T * T)} / ${fmtBytes(2 * T * T)}`],
+      ["S", "matriz S em fp32 / bf16", `${I.fmtBytes(4 * T * T)} / ${I.fmtBytes(2 * T * T)}`],
       ["flops", "FLOPs 4T²d + 5T²", I.fmt(F, 0)],
-      ...casos.map(([id, nome, el]) => [`trafego_${id}`, `tráfego ${nome}`, fmtBytes(bpn * el)]),
+      ...casos.map(([id, nome, el]) => [`trafego_${id}`, `tráfego ${nome}`, I.fmtBytes(bpn * el)]),
       ...casos.map(([id, nome, el]) => [`I_${id}`, `intensidade ${nome.split(" (")[0]} (FLOP/byte)`,
                                         I.fmt(F / (bpn * el), 1)]),
       ["virada", "virada do processador (FLOP/byte)", I.fmt(virada, 1)],

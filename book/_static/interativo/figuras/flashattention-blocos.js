@@ -54,15 +54,7 @@ Interativo.registrar("flashattention-blocos", (raiz, d, I) => {
                        I.el("div", {style: "flex: 1 1 16rem; min-width: 0"}, tabela, resumo));
   raiz.append(controles, figuras, legenda);
 
-  /** Números -> bytes, no formato de atencao.plots.fmt_bytes ("4,00 MiB"). */
-  const bytes = (n) => {
-    let v = n * d.bytes_por_numero;
-    for (const u of ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]) {
-      if (Math.abs(v) < 1024 || u === "PiB") return `${I.fmt(v, u === "B" ? 0 : 2)} ${u}`;
-      v /= 1024;
-    }
-    return "";
-  };
+  const bytes = (n) => I.fmtBytes(n * d.bytes_por_numero); // números -> bytes
 
   function desenhar() {
     const nb = Math.ceil(T / B), c = P / nb;

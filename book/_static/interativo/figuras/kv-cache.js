@@ -18,14 +18,6 @@ Interativo.registrar("kv-cache", (raiz, d, I) => {
   const kvBytes = (m, pos) => 2 * m.camadas * m.kv * m.d_k * pos * m.bytes;
   const semCache = (L) => (L * (L + 1)) / 2;
   const comCache = (step) => (step === 1 ? semCache(T0) : T0 + step - 1);
-  const fmtBytes = (v0) => { // atencao.plots.fmt_bytes
-    let v = v0;
-    for (const u of ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]) {
-      if (Math.abs(v) < 1024 || u === "PiB") return `${I.fmt(v, u === "B" ? 0 : 2)} ${u}`;
-      v /= 1024;
-    }
-    return "";
-  };
 
   const controles = I.el("div", {class: "interativo-controles"});
   const escM = I.escolha({rotulo: "Modelo:", itens: d.modelos.map((m) => m.nome), valor: mod, nome: "modelo",
@@ -63,8 +55,8 @@ Interativo.registrar("kv-cache", (raiz, d, I) => {
       ["soma_com", "até aqui, com cache", I.fmt(somaCom, 0)],
       ["soma_sem", "até aqui, sem cache", I.fmt(somaSem, 0)],
       ["razao", "sem / com, até aqui", `${I.fmt(somaSem / somaCom, 1)}x`],
-      ["cache", "cache ocupado depois do passo", fmtBytes(kvBytes(m, L))],
-      ["cheio", `cache com T₀ + n = ${I.fmt(T0 + n, 0)} posições`, fmtBytes(kvBytes(m, T0 + n))],
+      ["cache", "cache ocupado depois do passo", I.fmtBytes(kvBytes(m, L))],
+      ["cheio", `cache com T₀ + n = ${I.fmt(T0 + n, 0)} posições`, I.fmtBytes(kvBytes(m, T0 + n))],
     ];
     tabela.replaceChildren(I.el("tbody", {}, ...linhas.map(([id, k, v]) =>
       I.el("tr", {}, I.el("th", {scope: "row"}, k), I.el("td", {"data-valor": id}, v)))));
@@ -92,7 +84,7 @@ Interativo.registrar("kv-cache", (raiz, d, I) => {
     I.svg("text", {x: esq + 130, y: H - 4, fill: "var(--interativo-barra)", texto: "—— com cache"}, grafico);
 
     resumo.textContent = `${m.nome}: no passo ${s}, recalcular tudo custa ${I.fmt(sem[s - 1], 0)} pontuações por cabeça e `
-      + `camada; com o cache, ${I.fmt(com[s - 1], 0)}. O preço é guardar ${fmtBytes(kvBytes(m, L))} e ler tudo isso a cada token.`;
+      + `camada; com o cache, ${I.fmt(com[s - 1], 0)}. O preço é guardar ${I.fmtBytes(kvBytes(m, L))} e ler tudo isso a cada token.`;
   }
   desenhar();
 });

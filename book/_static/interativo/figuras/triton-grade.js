@@ -18,14 +18,6 @@ Interativo.registrar("triton-grade", (raiz, d, I) => {
     const hiFull = Math.min(startM, nFull), hi = Math.min(startM + BM, N);
     return startN < hiFull ? 2 : startN < hi ? 1 : 0;
   };
-  const fmtBytes = (v0) => { // atencao.plots.fmt_bytes
-    let v = v0;
-    for (const u of ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]) {
-      if (Math.abs(v) < 1024 || u === "PiB") return `${I.fmt(v, u === "B" ? 0 : 2)} ${u}`;
-      v /= 1024;
-    }
-    return "";
-  };
 
   const controles = I.el("div", {class: "interativo-controles"});
   const reiniciar = () => { pid = Math.min(pid, cdiv(N, BM) - 1); slider.input.max = cdiv(N, BM) - 1; slider.definir(pid, false); desenhar(); };
@@ -87,7 +79,7 @@ Interativo.registrar("triton-grade", (raiz, d, I) => {
       ["sem", `blocos sem máscara (programa ${pid})`, I.fmt(sem, 0)],
       ["com", `blocos com máscara (programa ${pid})`, I.fmt(com, 0)],
       ["pulados", `blocos nem carregados (programa ${pid})`, I.fmt(nn - sem - com, 0)],
-      ["lidos", `bytes lidos pelo programa ${pid} (Q, K, V)`, fmtBytes(bpn * d.d * (BM + 2 * BN * (sem + com)))],
+      ["lidos", `bytes lidos pelo programa ${pid} (Q, K, V)`, I.fmtBytes(bpn * d.d * (BM + 2 * BN * (sem + com)))],
       ["total", "blocos de K e V carregados pela grade toda", I.fmt(todos * BH, 0)],
     ];
     tabela.replaceChildren(I.el("tbody", {}, ...linhas.map(([id, k, v]) =>
