@@ -122,7 +122,7 @@ def browser():
 
 
 class Requests:
-    """Tudo o que a aba pediu (endereço e tamanho da resposta); o que sai do localhost é recusado."""
+    """Os endereços que a aba pediu e os erros do console; o que sai do localhost é recusado."""
 
     def __init__(self, context, page, base):
         from browser_util import is_local

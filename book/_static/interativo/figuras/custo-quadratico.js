@@ -33,7 +33,7 @@ Interativo.registrar("custo-quadratico", (raiz, d, I) => {
                           nome: "gpu", aoMudar: (k) => { gpu = k; desenhar(); }});
   controles.append(deslT.caixa, escD.caixa, escB.caixa, escG.caixa);
 
-  const W = 400, H = 230, esq = 44, dir = 8, topo = 10, baixo = 34;
+  const W = 400, H = 236, esq = 44, dir = 8, topo = 22, baixo = 34;
   const grafico = I.svg("svg", {viewBox: `0 0 ${W} ${H}`, role: "img",
                                 "aria-label": "Roofline do processador escolhido com as três intensidades da atenção"});
   const tabela = I.el("table", {class: "interativo-tabela", "data-saida": "custo"});
@@ -84,7 +84,7 @@ Interativo.registrar("custo-quadratico", (raiz, d, I) => {
       const nome = {6: "1 M", 9: "1 G", 12: "1 T", 15: "1 P", 18: "1 E"}[e] || `10^${e}`;
       I.svg("text", {x: esq - 4, y: py(e) + 4, "text-anchor": "end", class: "interativo-suave", texto: nome}, grafico);
     }
-    I.svg("text", {x: 4, y: topo + 4, class: "interativo-suave", texto: "FLOP/s"}, grafico);
+    I.svg("text", {x: 4, y: 12, class: "interativo-suave", texto: "FLOP/s"}, grafico);
     const pts = [];
     for (let k = 0; k <= 60; k++) { const lx = xLo + (k / 60) * (xHi - xLo); pts.push(`${px(lx)},${py(teto(lx))}`); }
     I.svg("polyline", {points: pts.join(" "), fill: "none", stroke: "var(--interativo-destaque)", "stroke-width": 2}, grafico);
