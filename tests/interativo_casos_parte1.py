@@ -142,6 +142,7 @@ def exercitar_softmax(leitor: Leitor):
         z16 = z.astype(np.float16)
         with np.errstate(over="ignore"):
             e16 = np.exp(z16)
+            soma = np.sum(e16)
         p16 = naive_softmax(z16)
         esperado = {}
         for j in range(n):
@@ -149,7 +150,6 @@ def exercitar_softmax(leitor: Leitor):
                          f"ingenua-{j}": fmt_num(float(p16[j]), 3),
                          f"estavel-{j}": fmt_num(float(at.softmax(z)[j]), 3)}
         assert {k: leitor.valor(k) for k in esperado} == esperado, (tau, c)
-        soma = np.sum(e16)
         estado = ("eᶻ estourou: NaN" if np.isnan(p16).any()
                   else "a soma estourou: pesos zerados" if np.isinf(soma) else "sem estouro")
         assert leitor.valor("estado") == estado, (tau, c)
