@@ -142,6 +142,7 @@ def exercitar_softmax(leitor: Leitor):
         z16 = z.astype(np.float16)
         with np.errstate(over="ignore"):
             e16 = np.exp(z16)
+            soma = np.sum(e16)
         p16 = naive_softmax(z16)
         esperado = {}
         for j in range(n):
@@ -149,7 +150,6 @@ def exercitar_softmax(leitor: Leitor):
                          f"ingenua-{j}": fmt_num(float(p16[j]), 3),
                          f"estavel-{j}": fmt_num(float(at.softmax(z)[j]), 3)}
         assert {k: leitor.valor(k) for k in esperado} == esperado, (tau, c)
-        soma = np.sum(e16)
         estado = ("eᶻ estourou: NaN" if np.isnan(p16).any()
                   else "a soma estourou: pesos zerados" if np.isinf(soma) else "sem estouro")
         assert leitor.valor("estado") == estado, (tau, c)
@@ -234,3 +234,48 @@ def exercitar_gqa(leitor: Leitor):
     leitor.controle("hkv").focus()
     leitor.page.keyboard.press("Home")      # MQA
     conferir(grande, 1, grande["T"])
+
+
+@caso("book/parte1/07-bloco-transformer", "bloco")
+def exercitar_bloco(leitor: Leitor):
+    import torch
+
+    import atencao as at
+
+    d = leitor.dados()
+    x0 = torch.tensor(d["x"], dtype=torch.float64)[None]   # (1, T, D)
+    T, D = x0.shape[1:]
+    cfg = at.TinyConfig(vocab_size=16, d_model=D, n_layers=1, n_heads=d["n_heads"], n_kv_heads=d["n_kv_heads"],
+                        d_ff=len(d["pesos"]["mlp.w1.weight"]), rope_base=d["rope_base"], norm_eps=d["eps"])
+    bloco = at.Block(cfg).double()
+    bloco.load_state_dict({k: torch.tensor(v, dtype=torch.float64) for k, v in d["pesos"].items()})
+
+    def conferir(t, alfa, residual):
+        x = x0.clone()
+        x[0, t] *= alfa
+        with torch.no_grad():
+            n1 = bloco.norm1(x)
+            att = bloco.attn(n1)
+            h = x + att if residual else att
+            n2 = bloco.norm2(h)
+            m = bloco.mlp(n2)
+            y = h + m if residual else m
+            if residual:
+                assert torch.allclose(y, bloco(x), atol=1e-12, rtol=0)
+        etapas = [v[0, t].numpy() for v in (x, n1, att, h, n2, m, y)]
+        esperado = {f"v-{k}-{c}": fmt_num(v[c], 2) for k, v in enumerate(etapas) for c in range(D)}
+        esperado |= {f"norma-{k}": fmt_num(float(np.linalg.norm(v)), 2) for k, v in enumerate(etapas)}
+        visto = {k: leitor.valor(k) for k in esperado}
+        assert visto == esperado, (t, alfa, residual, {k: (visto[k], v) for k, v in esperado.items() if visto[k] != v})
+
+    t = d["posicao"]
+    conferir(t, 1.0, True)
+    leitor.mover("alfa", 3.5)
+    conferir(t, 3.5, True)
+    leitor.clicar("posicao", "2")
+    conferir(2, 3.5, True)
+    leitor.clicar("residual", "desligada")
+    conferir(2, 3.5, False)
+    leitor.controle("alfa").focus()
+    leitor.page.keyboard.press("End")
+    conferir(2, 5.0, False)

@@ -131,6 +131,7 @@ def test_imagem_estatica_sem_javascript_e_na_impressao(browser, site, caso):
     # Sem JavaScript: o bloco fica escondido, a imagem da célula aparece.
     ctx = browser.new_context(viewport=DESKTOP, java_script_enabled=False)
     page = ctx.new_page()
+    page.set_default_timeout(60_000)
     page.goto(url)
     assert not page.locator(seletor).is_visible()
     assert page.locator(celula).first.is_visible()
@@ -138,6 +139,7 @@ def test_imagem_estatica_sem_javascript_e_na_impressao(browser, site, caso):
     # Impressão (book/print_pdf.py imprime com JavaScript): a figura montada sai, a imagem volta.
     ctx = browser.new_context(viewport=DESKTOP)
     page = ctx.new_page()
+    page.set_default_timeout(60_000)
     page.goto(url)
     page.locator(seletor + "[data-estado=pronta]").wait_for(state="visible")
     page.emulate_media(media="print")

@@ -28,7 +28,7 @@ Interativo.registrar("pontuacoes", (raiz, d, I) => {
   const px = (v) => P / 2 + v * escala, py = (v) => P / 2 - v * escala;
   I.svg("line", {x1: m / 2, x2: P - m / 2, y1: P / 2, y2: P / 2, class: "eixo"}, plano);
   I.svg("line", {y1: m / 2, y2: P - m / 2, x1: P / 2, x2: P / 2, class: "eixo"}, plano);
-  I.svg("text", {x: P - 4, y: P / 2 - 4, "text-anchor": "end", class: "interativo-suave", texto: d.eixos[0]}, plano);
+  I.svg("text", {x: P - 4, y: P / 2 + 16, "text-anchor": "end", class: "interativo-suave", texto: d.eixos[0]}, plano);
   I.svg("text", {x: P / 2 + 4, y: 12, class: "interativo-suave", texto: d.eixos[1]}, plano);
   d.K.forEach((k, j) => {
     I.svg("circle", {cx: px(k[0]), cy: py(k[1]), r: 3, fill: "var(--interativo-suave)"}, plano);
