@@ -1,0 +1,90 @@
+"""Ferramentas dos testes das figuras interativas (tests/test_interativo.py).
+
+Cada figura tem um `Caso`: a página, o nome (data-figura) e a função que a
+exercita como o leitor. As funções ficam em tests/interativo_casos_parte1.py
+(capítulos 1-8) e tests/interativo_casos_parte2.py (capítulos 9-13), cada uma
+marcada com o decorador `caso`; tests/test_interativo.py roda, para todas, os
+testes comuns (as duas larguras, axe nos dois temas, a imagem estática, o
+orçamento de JavaScript). Contrato: book/_static/interativo/README.md.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+from browser_util import WCAG_TAGS
+
+CASOS: list["Caso"] = []
+
+
+# --------------------------------------------------------------------------
+# O leitor: uma aba numa figura, com os dados que a célula embutiu
+# --------------------------------------------------------------------------
+
+@dataclass
+class Leitor:
+    page: object
+    nome: str
+
+    @property
+    def raiz(self):
+        return self.page.locator(f'div.interativo[data-figura="{self.nome}"]')
+
+    def dados(self) -> dict:
+        return json.loads(self.raiz.locator("script.interativo-dados").text_content())
+
+    def controle(self, nome: str):
+        return self.raiz.locator(f'[data-controle="{nome}"]')
+
+    def mover(self, nome: str, valor) -> None:
+        """Põe o controle deslizante `nome` em `valor` (como arrastar o polegar até lá)."""
+        self.controle(nome).fill(str(valor))
+
+    def clicar(self, controle: str, texto: str) -> None:
+        self.controle(controle).get_by_role("button", name=texto, exact=True).click()
+
+    def valor(self, nome: str) -> str:
+        return self.raiz.locator(f'[data-valor="{nome}"]').first.text_content().strip()
+
+    def valores(self, prefixo: str, n: int) -> list[str]:
+        return [self.valor(f"{prefixo}{k}") for k in range(n)]
+
+
+# --------------------------------------------------------------------------
+# As figuras
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Caso:
+    pagina: str                   # caminho sem .html, como no _toc.yml
+    nome: str                     # data-figura
+    exercitar: Callable[[Leitor], None]
+
+
+def caso(pagina: str, nome: str):
+    """Registra a função decorada como o exercício da figura `nome` da `pagina`."""
+    def registrar(f):
+        CASOS.append(Caso(pagina, nome, f))
+        return f
+    return registrar
+
+
+def sem_problemas(report):
+    problemas = ([f"fora do localhost: {u}" for u in report.external_requests]
+                 + [f"erro no console: {m}" for m in report.console_errors]
+                 + [f"erro de JavaScript: {m}" for m in report.page_errors]
+                 + [f"requisição falhou: {m}" for m in report.failed_requests])
+    assert not problemas, f"{report.page}:\n  " + "\n  ".join(problemas)
+
+
+def axe_na_figura(page, nome: str) -> list:
+    """Violações WCAG 2 A/AA do axe-core dentro da figura `nome`."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    res = Axe().run(page, context=f'div.interativo[data-figura="{nome}"]',
+                    options={"runOnly": {"type": "tag", "values": WCAG_TAGS},
+                             "resultTypes": ["violations"], "preload": False})
+    return [{"id": v["id"], "help": v.get("help"), "nodes": [n.get("target") for n in v.get("nodes", [])][:4]}
+            for v in res.response.get("violations", [])]

@@ -1,0 +1,274 @@
+"""As figuras interativas como o leitor as usa (book/_static/interativo/README.md).
+
+Para cada figura: o Chromium abre a página construída (servida no localhost,
+nenhuma requisição para fora), em largura de computador e de celular; o teste
+move cada controle como o leitor (arrastar, clicar, teclado) e confere que os
+números que a figura mostra são os que o Python calcula para a mesma posição
+dos controles, a partir dos dados que a célula do capítulo embutiu na página.
+Também: axe-core sem violações WCAG 2 A/AA na figura, no tema claro e no
+escuro; nada passa da largura do celular; a imagem estática fica para a
+impressão e para quem lê sem JavaScript; nenhuma página ganha mais de 300 KB
+(gzip) de JavaScript das figuras. As capturas ficam em _build/screenshots/interativo/.
+
+Cada figura tem um `Caso` (tests/interativo_util.py), registrado em
+tests/interativo_casos_parte1.py ou interativo_casos_parte2.py.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+
+from browser_util import CHROMIUM, CHROMIUM_ARGS, DESKTOP, HTML, PHONE, SCREENSHOTS, SETTLE_JS, Recorder, serve
+
+import interativo_casos_parte1  # noqa: F401  (registram os casos)
+import interativo_casos_parte2  # noqa: F401
+from interativo_util import CASOS, Leitor, axe_na_figura, sem_problemas
+
+SHOTS = SCREENSHOTS / "interativo"
+ORCAMENTO_JS = 300 * 1024   # bytes gzip de JavaScript das figuras por página (issue 28)
+
+
+# --------------------------------------------------------------------------
+# Fixtures
+# --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def site():
+    if not (HTML / "index.html").exists():
+        pytest.fail("_build/html não existe: rode `make book` (o `make test` faz isso antes do pytest)")
+    with serve(HTML) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium não encontrado em {CHROMIUM}: rode `make apt-deps`")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def aba(browser, site):
+    """Uma aba nova por teste (estado limpo), com requisições externas bloqueadas e anotadas."""
+    context = browser.new_context(viewport=DESKTOP, locale="pt-BR", service_workers="block")
+    page = context.new_page()
+    page.set_default_timeout(60_000)   # a máquina de 2 núcleos é dividida; 15 s já estourou aqui
+    recorder = Recorder(context, page, site)
+    yield page, recorder, site
+    context.close()
+
+
+def abrir(aba, caso, largura: dict, tema: str = "light"):
+    from browser_util import PageReport
+
+    page, recorder, site = aba
+    report = PageReport(page=caso.pagina, url=f"{site}{caso.pagina}.html")
+    recorder.current = report
+    page.set_viewport_size(largura)
+    page.add_init_script(f"localStorage.setItem('mode', '{tema}'); localStorage.setItem('theme', '{tema}');")
+    page.goto(report.url, wait_until="load")
+    leitor = Leitor(page, caso.nome)
+    leitor.raiz.and_(page.locator("[data-estado=pronta]")).wait_for(state="visible")
+    assert page.evaluate("document.documentElement.dataset.theme") == tema
+    return leitor, report
+
+
+# --------------------------------------------------------------------------
+# Testes
+# --------------------------------------------------------------------------
+
+IDS = [c.nome for c in CASOS]
+
+
+# Cada figura é aberta duas vezes: no computador com o tema claro e no celular com o escuro
+# (as duas larguras e os dois temas sem dobrar o número de aberturas).
+VISITAS = {"computador-claro": (DESKTOP, "light"), "celular-escuro": (PHONE, "dark")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("visita", list(VISITAS))
+@pytest.mark.parametrize("caso", CASOS, ids=IDS)
+def test_controles_recalculam_como_o_python_e_axe_sem_violacoes(aba, caso, visita):
+    largura, tema = VISITAS[visita]
+    leitor, report = abrir(aba, caso, largura, tema)
+    page = leitor.page
+    # A figura toma o lugar da imagem estática na tela.
+    celula = leitor.raiz.locator("xpath=ancestor::div[contains(@class,'cell_output')]")
+    for img in celula.locator("img").all():
+        assert not img.is_visible(), "a imagem estática continua visível ao lado da figura montada"
+    violacoes = axe_na_figura(page, caso.nome)
+    assert not violacoes, f"{caso.nome} ({tema}): violações WCAG 2 A/AA:\n  " + "\n  ".join(map(str, violacoes))
+    caso.exercitar(leitor)
+    page.evaluate(SETTLE_JS)
+    # Nada da figura passa da borda da tela (no celular, 390 px).
+    caixa = leitor.raiz.bounding_box()
+    vw = page.evaluate("document.documentElement.clientWidth")
+    assert caixa["x"] >= 0 and caixa["x"] + caixa["width"] <= vw + 1, (caixa, vw)
+    assert page.evaluate("document.documentElement.scrollWidth") <= vw + 1
+    # Depois de mexer, o axe de novo (estados novos: botões marcados, valores trocados).
+    assert not axe_na_figura(page, caso.nome)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    leitor.raiz.screenshot(path=str(SHOTS / f"{caso.nome}-{visita}.png"))
+    sem_problemas(report)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("caso", CASOS, ids=IDS)
+def test_imagem_estatica_sem_javascript_e_na_impressao(browser, site, caso):
+    url = f"{site}{caso.pagina}.html"
+    seletor = f'div.interativo[data-figura="{caso.nome}"]'
+    celula = f"xpath=//div[contains(@class,'interativo') and @data-figura='{caso.nome}']" \
+             "/ancestor::div[contains(@class,'cell_output')]//img"
+    # Sem JavaScript: o bloco fica escondido, a imagem da célula aparece.
+    ctx = browser.new_context(viewport=DESKTOP, java_script_enabled=False)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(url)
+    assert not page.locator(seletor).is_visible()
+    assert page.locator(celula).first.is_visible()
+    ctx.close()
+    # Impressão (book/print_pdf.py imprime com JavaScript): a figura montada sai, a imagem volta.
+    ctx = browser.new_context(viewport=DESKTOP)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(url)
+    page.locator(seletor + "[data-estado=pronta]").wait_for(state="visible")
+    page.emulate_media(media="print")
+    assert not page.locator(seletor).is_visible()
+    assert page.locator(celula).first.is_visible()
+    ctx.close()
+
+
+@pytest.mark.slow
+def test_fmt_do_javascript_escreve_como_fmt_num(aba):
+    """Interativo.fmt (no Chromium) e atencao.plots.fmt_num dão o mesmo texto, empates incluídos."""
+    import numpy as np
+
+    from atencao.plots import fmt_num
+
+    page, _, site = aba
+    page.goto(f"{site}{CASOS[0].pagina}.html")
+    rng = np.random.default_rng(0)
+    casos = [(0.125, 2), (-0.125, 2), (0.375, 2), (2.5, 0), (3.5, 0), (-2.5, 0), (1234567.891, 2),
+             (0.005, 2), (-0.001, 2), (65504.0, 1), (12.345, 2), (0.0625, 3)]
+    casos += [(k / 16, c) for k in range(-40, 40) for c in (0, 1, 2, 3)]
+    casos += [(float(x), int(c)) for x, c in zip(rng.standard_normal(500) * rng.choice([1e-3, 1, 1e3, 1e6], 500),
+                                                  rng.integers(0, 5, 500))]
+    js = page.evaluate("(cs) => cs.map(([x, c]) => Interativo.fmt(x, c))", casos)
+    diferentes = [(x, c, fmt_num(x, c), j) for (x, c), j in zip(casos, js) if fmt_num(x, c) != j]
+    assert not diferentes, diferentes[:10]
+
+
+SCRIPT = re.compile(r'<script[^>]+src="([^"?]+)')
+
+
+def test_javascript_das_figuras_cabe_no_orcamento_de_cada_pagina():
+    """Soma, em cada página do site, o gzip dos scripts de _static/interativo/ que ela carrega."""
+    paginas = list(HTML.rglob("*.html"))
+    assert paginas, "_build/html vazio: rode `make book`"
+    com_figura = 0
+    for html in paginas:
+        texto = html.read_text(encoding="utf-8", errors="replace")
+        total = 0
+        for src in SCRIPT.findall(texto):
+            if "_static/interativo/" not in src:
+                continue
+            arquivo = (html.parent / src).resolve()
+            assert arquivo.is_file(), f"{html.relative_to(HTML)} pede {src}, que não existe"
+            total += len(gzip.compress(arquivo.read_bytes(), compresslevel=9))
+        com_figura += total > 0
+        assert total <= ORCAMENTO_JS, f"{html.relative_to(HTML)}: {total} bytes gzip de JS das figuras"
+    nomes = {c.pagina for c in CASOS}
+    assert com_figura >= len(nomes)
+
+
+def test_cada_figura_do_site_tem_um_caso_neste_teste():
+    """Uma figura nova sem teste de leitor reprova: todo data-figura do site está em CASOS."""
+    achadas = set()
+    for html in HTML.rglob("*.html"):
+        if html.parent.name in ("_static", "_sources"):
+            continue
+        for nome in re.findall(r'<div class="interativo" data-figura="([a-z0-9-]+)"', html.read_text(encoding="utf-8")):
+            achadas.add((str(html.relative_to(HTML).with_suffix("")), nome))
+    esperadas = {(c.pagina, c.nome) for c in CASOS}
+    assert achadas - esperadas == set(), f"figuras sem teste: {sorted(achadas - esperadas)}"
+    assert esperadas - achadas == set(), f"casos sem figura no site: {sorted(esperadas - achadas)}"
+
+
+# --------------------------------------------------------------------------
+# O lado Python e a extensão (sem navegador)
+# --------------------------------------------------------------------------
+
+def test_dados_viram_json_embutido_sem_fechar_o_script():
+    import json
+
+    import numpy as np
+
+    from atencao.interativo import montar
+
+    fig = montar("teste-a", {"Q": np.arange(3.0), "n": np.int64(2), "t": "</script><b>"}, titulo="Teste")
+    html = fig.html()
+    assert html.count("</script>") == 1 and 'data-figura="teste-a"' in html and " hidden>" in html
+    corpo = html.split('class="interativo-dados">', 1)[1].rsplit("</script>", 1)[0]
+    assert json.loads(corpo) == {"Q": [0.0, 1.0, 2.0], "n": 2, "t": "</script><b>"}
+
+
+@pytest.mark.parametrize("dados, erro", [
+    ({"x": float("nan")}, "JSON"), ({"x": [1.0, float("inf")]}, "JSON"), ({1: 2}, "str"),
+    ({"x": object()}, "tipo"), ({"x": list(range(60_000))}, "limite"),
+])
+def test_dados_ruins_dao_erro_claro(dados, erro):
+    from atencao.interativo import montar
+
+    with pytest.raises((ValueError, TypeError), match=erro):
+        montar("teste-b", dados, titulo="Teste")
+
+
+def test_nome_e_titulo_validados():
+    from atencao.interativo import montar
+
+    with pytest.raises(ValueError, match="nome"):
+        montar("Nome Ruim", {}, titulo="x")
+    with pytest.raises(ValueError, match="título"):
+        montar("ok", {}, titulo=" ")
+
+
+def test_extensao_acha_as_figuras_e_recusa_modulo_que_falta():
+    import sys
+
+    from sphinx.errors import ExtensionError
+
+    sys.path.insert(0, str(HTML.parent.parent / "book" / "_ext"))
+    import interativo as ext
+
+    boa = '<div class="interativo" data-figura="pontuacoes" x>'
+    corpo = boa + '<div class="interativo" data-figura="nao-existe" y>'
+    assert ext.figuras_da_pagina(corpo + corpo) == ["pontuacoes", "nao-existe"]
+
+    class App:
+        def __init__(self):
+            self.js, self.css = [], []
+
+        def add_js_file(self, f, **kw):
+            self.js.append(f)
+
+        def add_css_file(self, f, **kw):
+            self.css.append(f)
+
+    app = App()
+    ext._pagina(app, "p", None, {"body": boa}, None)
+    assert app.js == ["interativo/interativo.js", "interativo/figuras/pontuacoes.js"]
+    with pytest.raises(ExtensionError, match="nao-existe.js"):
+        ext._pagina(App(), "p", None, {"body": corpo}, None)
+    semfig = App()
+    ext._pagina(semfig, "p", None, {"body": "<p>nada</p>"}, None)
+    assert semfig.js == [] and semfig.css == []
