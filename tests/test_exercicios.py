@@ -14,16 +14,13 @@ import pytest
 
 from autograder import fontes
 from autograder.nbbuild import CONFERIR
+from exercicios_errados import ERRADO, cells
 from nb_harness import meta, replacing, returns_none, run, solution_and_test_ids, stub
 
 # Os cadernos do cap. 13 (o principal e o desafio) precisam do interpretador do Triton e têm
-# testes próprios (test_exercicio_cap12.py, test_exercicios_erros_tipicos.py).
-FONTES = {m.SLUG: m for m in fontes.modules() if not m.SLUG.startswith("12-")}
-TODAS = {m.SLUG: m for m in fontes.modules()}
-
-
-def cells(slug):
-    return FONTES[slug].build().nb.cells
+# testes próprios (test_exercicio_cap13.py, test_exercicios_erros_tipicos.py).
+TODAS = fontes.slugs()
+FONTES = [s for s in TODAS if not s.startswith("13-")]
 
 
 @pytest.mark.parametrize("slug", FONTES)
@@ -48,7 +45,7 @@ def test_every_notebook_gives_the_same_student_experience(slug):
     """Aviso "Tarefa N: testes visíveis passaram." em toda célula de testes, etiqueta
     raises-exception (Run All mostra todas as tarefas), preparação recolhida no JupyterLab e no
     Colab, e a última célula diz que arquivo entregar e como."""
-    cs = TODAS[slug].build().nb.cells
+    cs = cells(slug)
     tests = [c for c in cs if c.cell_type == "code" and meta(c).get("grade")]
     for n, c in enumerate(tests, 1):
         visible = c.source.split("### BEGIN HIDDEN TESTS")[0]
@@ -90,7 +87,7 @@ def test_blank_or_none_answers_fail_their_tests_with_portuguese_messages(slug):
 @pytest.mark.parametrize("slug", FONTES)
 def test_plausible_wrong_answer_fails_its_tests_but_not_all(slug):
     cs = cells(slug)
-    wrong = FONTES[slug].ERRADO
+    wrong = ERRADO[slug]
     res = run(cs, lambda c: wrong.get(meta(c)["grade_id"], c.source))
     by_sol = dict(solution_and_test_ids(cs))
     tests = {g for g, c in ((meta(c)["grade_id"], c) for c in cs) if meta(c).get("grade") and g in res}
