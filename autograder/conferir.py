@@ -297,10 +297,21 @@ class _SoBlocos(_Observador):
     REDUCOES = ("amax", "amin", "max", "min", "sum", "mean", "prod", "logsumexp", "softmax", "norm",
                 "var", "std", "cumsum", "cumprod", "argmax", "argmin", "sort", "topk", "nansum")
 
-    def __init__(self, nome, n, bloco):
-        super().__init__(nome, n, bloco)
-        self.nome, self.n, self.bloco = nome, n, bloco
+    def __init__(self, nome, n, bloco, total=None):
+        super().__init__(nome, n, bloco, total)
+        self.nome, self.n, self.bloco, self.total = nome, n, bloco, total
         self.vistas = []
+
+    def saida(self, func, out):
+        """Com `total` (os elementos da entrada inteira): juntar todos os blocos num tensor só
+        (cat, stack, ...) é ler a linha inteira de uma vez, ainda que a redução venha depois."""
+        if self.total is None or self.n <= self.bloco:
+            return
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, _torch.Tensor) and t.numel() >= self.total:
+                nome = "juntar os blocos (" + func.__name__.split(".")[0].lstrip("_") + ")"
+                if nome not in self.vistas:
+                    self.vistas.append(nome)
 
     def ver(self, func, args, kwargs):
         nome = func.__name__.split(".")[0].lstrip("_")
@@ -312,7 +323,7 @@ class _SoBlocos(_Observador):
                     self.vistas.append(nome)
 
     def argumentos(self):
-        return ("", self.n, self.bloco)  # o nome do caso fica no corretor (pode ser de um teste oculto)
+        return ("", self.n, self.bloco, self.total)  # o nome do caso fica no corretor (pode ser de um teste oculto)
 
     def relatorio(self):
         return {"reducoes": list(self.vistas)}
@@ -326,6 +337,22 @@ class _SoBlocos(_Observador):
                 f"{self.nome}: sua função calculou {', '.join(f'`{v}`' for v in map(str, vistas))} sobre uma "
                 f"linha inteira ({self.n} posições) de uma vez; a ideia é percorrer a linha em blocos de "
                 f"{self.bloco}, guardando só o estado (máximo e soma) entre um bloco e outro.")
+
+
+def _semente_oculta(rotulo):
+    """A semente de um teste oculto: estável para o mesmo rótulo e a mesma semente do aluno.
+
+    Na correção, o corretor põe uma semente por aluno em AUTOGRADER_HIDDEN_SEED (no kernel
+    dele); sem ela (no seu Jupyter), vale 0. Os testes visíveis usam sementes fixas."""
+    import hashlib
+    import os
+
+    try:
+        aluno = int(os.environ.get("AUTOGRADER_HIDDEN_SEED", "0"))
+    except ValueError:
+        aluno = 0
+    texto = f"{rotulo}\x00{aluno}".encode("utf-8")
+    return int.from_bytes(hashlib.sha256(texto).digest()[:6], "big")
 
 
 def _sem_matriz_TxT(nome, T, f, *args, **kwargs):

@@ -79,8 +79,24 @@ TYPICAL_MISTAKES = [
      "def softmax(x, dim=-1):\n    return torch.special.softmax(x, dim)\n"),
     ("04-softmax", "softmax", "test_softmax",  # log_softmax + exp
      "def softmax(x, dim=-1):\n    return torch.log_softmax(x, dim).exp()\n"),
-    ("10-softmax-online", "online_stats", "test_online_stats",  # a linha inteira de uma vez: nada de online
-     "def online_stats(x, block):\n    m = x.amax(-1)\n    return m, torch.exp(x - m[..., None]).sum(-1)\n"),
+    # revisão de 2026-12-01, item 7: o passo recebe só o estado e um bloco; guardar os blocos
+    # vistos numa variável global e refazer a conta na linha inteira mistura linhas lidas alternadamente
+    ("10-softmax-online", "online_stats", "test_online_stats",
+     "_vistos = []\n\ndef online_step(m, l, xb):\n    _vistos.append(xb)\n"
+     "    x = torch.cat([b for b in _vistos if b.shape[:-1] == xb.shape[:-1]], -1)\n"
+     "    mm = x.amax(-1)\n    return mm, torch.exp(x - mm[..., None]).sum(-1)\n"),
+    # item 7: duas passadas que não são online (juntar os blocos e reduzir em blocos de novo)
+    ("10-softmax-online", "online_softmax", "test_online_softmax",
+     "def online_softmax(passada1, passada2):\n    x = torch.cat(list(passada1), -1)\n"
+     "    n = x.shape[-1]\n    xr = torch.nn.functional.pad(x, (0, (-n) % 4), value=-inf).reshape(*x.shape[:-1], -1, 4)\n"
+     "    m = xr.amax(-1).amax(-1)\n    l = torch.exp(xr - m[..., None, None]).sum(-1).sum(-1)\n"
+     "    return [torch.exp(xb - m[..., None]) / l[..., None] for xb in passada2]\n"),
+    # item 7: percorrer a primeira passada duas vezes (uma para o máximo, outra para a soma)
+    ("10-softmax-online", "online_softmax", "test_online_softmax",
+     "def online_softmax(passada1, passada2):\n"
+     "    m = None\n    for xb in passada1:\n        m = xb.amax(-1) if m is None else torch.maximum(m, xb.amax(-1))\n"
+     "    l = sum(torch.exp(xb - m[..., None]).sum(-1) for xb in passada1)\n"
+     "    return [torch.exp(xb - m[..., None]) / l[..., None] for xb in passada2]\n"),
     ("10-softmax-online", "blocked_attention", "test_blocked_attention",  # blocos de consultas com a linha inteira de chaves
      "def blocked_attention(q, k, v, block):\n    outs = []\n"
      "    for i0 in range(0, q.shape[-2], block):\n"
