@@ -104,6 +104,37 @@ TYPICAL_MISTAKES = [
      "        p = torch.exp(s - s.amax(-1, keepdim=True))\n"
      "        outs.append(p @ v / p.sum(-1, keepdim=True))\n"
      "    return torch.cat(outs, -2)\n"),
+    # revisão de 2026-12-01, item 6: blocos de consultas sobre a linha inteira de pontuações,
+    # softmax comum e nenhum bloco pulado (juntando os blocos de kv numa matriz só)
+    ("11-flashattention", "flash_forward", "test_flash_forward",
+     "def flash_forward(q, kv, causal=True):\n"
+     "    k = torch.cat([kv[j][0] for j in range(len(kv))], -2)\n"
+     "    v = torch.cat([kv[j][1] for j in range(len(kv))], -2)\n"
+     "    T, b, outs, lses = q.shape[-2], kv.block, [], []\n"
+     "    for i0 in range(0, T, b):\n"
+     "        s = q[..., i0:i0 + b, :].to(k.dtype) @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+     "        if causal:\n"
+     "            s = s.masked_fill(torch.arange(T)[None, :] > torch.arange(i0, min(i0 + b, T))[:, None], -inf)\n"
+     "        mx = s.amax(-1, keepdim=True)\n        p = torch.exp(s - mx)\n        l = p.sum(-1, keepdim=True)\n"
+     "        outs.append(p @ v / l)\n        lses.append((mx + l.log()).squeeze(-1))\n"
+     "    return torch.cat(outs, -2).to(q.dtype), torch.cat(lses, -1)\n"),
+    # variante: online e em blocos, mas visita todos os blocos de chaves (só a máscara, nada pulado)
+    ("11-flashattention", "flash_forward", "test_flash_forward",
+     "def flash_forward(q, kv, causal=True):\n"
+     "    dt = q.dtype\n    q = q.float() if dt == torch.float16 else q\n"
+     "    T, b, outs, lses = q.shape[-2], kv.block, [], []\n"
+     "    for i0 in range(0, T, b):\n"
+     "        i1 = min(i0 + b, T)\n        qi = q[..., i0:i1, :] / math.sqrt(q.shape[-1])\n"
+     "        m = torch.full(qi.shape[:-1], -inf, dtype=q.dtype)\n        l = torch.zeros(qi.shape[:-1], dtype=q.dtype)\n"
+     "        acc = 0\n"
+     "        for jb in range(len(kv)):\n"
+     "            kj, vj = (t.to(q.dtype) for t in kv[jb])\n            s = qi @ kj.transpose(-2, -1)\n"
+     "            if causal:\n"
+     "                s = s.masked_fill(torch.arange(jb * b, jb * b + kj.shape[-2])[None, :] > torch.arange(i0, i1)[:, None], -inf)\n"
+     "            mn = torch.maximum(m, s.amax(-1))\n            p = torch.exp(s - mn[..., None])\n"
+     "            a = torch.exp(m - mn)\n            l = l * a + p.sum(-1)\n            acc = acc * a[..., None] + p @ vj\n            m = mn\n"
+     "        outs.append(acc / l[..., None])\n        lses.append(m + torch.log(l))\n"
+     "    return torch.cat(outs, -2).to(dt), torch.cat(lses, -1)\n"),
     ("07-bloco-transformer", "decoder_block", "test_decoder_block",  # RoPE também em V
      "def decoder_block(x, p, n_heads, n_kv_heads, eps=1e-5):\n"
      "    h = rms_norm(x, p['norm1'], eps)\n"
