@@ -75,6 +75,18 @@ TYPICAL_MISTAKES = [
     ("01-pontuacoes", "scores_loops", "test_scores_loops",  # o produto pronto escondido numa função auxiliar
      "def _aux(a, b):\n    return a @ b.T\n\n"
      "def scores_loops(Q, K):\n    for _ in range(1):\n        S = _aux(Q, K)\n    return S\n"),
+    # revisão de 2026-12-01, item 41: produto com difusão por reshape e um laço que não faz a conta
+    ("01-pontuacoes", "scores_loops", "test_scores_loops",
+     "def scores_loops(Q, K):\n    n, d = Q.shape\n    m = K.shape[0]\n    for _ in range(1):\n        pass\n"
+     "    return (Q.reshape(n, 1, d) * K.reshape(1, m, d)).sum(-1)\n"),
+    # variante: a mesma conta dentro do laço, acumulada com +=
+    ("01-pontuacoes", "scores_loops", "test_scores_loops",
+     "def scores_loops(Q, K):\n    n, d = Q.shape\n    m = K.shape[0]\n    S = np.zeros((n, m))\n"
+     "    for _ in range(1):\n        S += (Q.reshape(n, 1, d) * K.reshape(1, m, d)).sum(-1)\n    return S\n"),
+    # variante: uma linha de Q contra K inteira em cada volta (K sem índice do laço)
+    ("01-pontuacoes", "scores_loops", "test_scores_loops",
+     "def scores_loops(Q, K):\n    S = np.zeros((Q.shape[0], K.shape[0]))\n"
+     "    for i in range(Q.shape[0]):\n        S[i] = (Q[i] * K).sum(-1)\n    return S\n"),
     ("04-softmax", "softmax", "test_softmax",  # torch.special.softmax escapava da troca de atributos
      "def softmax(x, dim=-1):\n    return torch.special.softmax(x, dim)\n"),
     ("04-softmax", "softmax", "test_softmax",  # log_softmax + exp
