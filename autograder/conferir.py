@@ -92,8 +92,15 @@ def conferir_erro(nome, funcao, *args, tipo=ValueError, **kwargs):
     except tipo as e:
         return e
     except Exception as e:  # noqa: BLE001 - mostramos o que veio
-        raise FalhaNoTeste(f"{nome}: esperava {tipo.__name__}, veio {type(e).__name__}: {e}") from e
-    raise FalhaNoTeste(f"{nome}: esperava {tipo.__name__}, mas a função não levantou erro.")
+        if isinstance(e, NotImplementedError):
+            falha = FalhaNoTeste(f"{nome}: a tarefa ainda não foi feita (a função ainda tem o "
+                                 "`raise NotImplementedError`).")
+        else:
+            falha = FalhaNoTeste(f"{nome}: esperava {tipo.__name__}, veio {type(e).__name__}: {e}")
+        falha.original = e
+    else:
+        raise FalhaNoTeste(f"{nome}: esperava {tipo.__name__}, mas a função não levantou erro.")
+    raise falha from None
 
 
 def _tensor(nome, x):
@@ -131,7 +138,13 @@ def _chamar(nome, f, *args, **kwargs):
     try:
         return f(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - mostramos o que veio
-        raise FalhaNoTeste(f"{nome}: sua função levantou {type(e).__name__}: {e}") from e
+        if isinstance(e, NotImplementedError):
+            falha = FalhaNoTeste(f"{nome}: a tarefa ainda não foi feita (a função ainda tem o "
+                                 "`raise NotImplementedError`).")
+        else:
+            falha = FalhaNoTeste(f"{nome}: sua função levantou {type(e).__name__}: {e}")
+        falha.original = e           # o erro do aluno, mostrado a partir da linha dele (_ao_erro)
+    raise falha from None
 
 
 # --- Observadores: regras sobre COMO a sua função calcula (não só o resultado) ---
@@ -383,3 +396,132 @@ def _fonte_de_nome(nome):
         except (OSError, TypeError):
             return None
     return None
+
+
+# --- Placar: o que cada tarefa mostrou no "Run All" (só no Jupyter do aluno) ---
+_PLACAR = {}            # número da tarefa -> [título, célula, seção do livro, estado, mensagem]
+_TAREFA_ATUAL = [None]  # a tarefa cuja célula de testes está rodando
+
+
+def _tarefa(n, titulo, celula, secao):
+    """Primeira linha de toda célula de testes (posta pelo mapeador): a tarefa n começou."""
+    _PLACAR[n] = [titulo, celula, secao, "rodando", ""]
+    _TAREFA_ATUAL[0] = n
+    _ligar_placar()
+
+
+def _visiveis_passaram(n):
+    """Fim da parte visível de uma célula de testes."""
+    if n in _PLACAR:
+        _PLACAR[n][3] = "passou"
+    print(f"Tarefa {n}: testes visíveis passaram.")
+
+
+def _estado_do_erro(valor):
+    original = getattr(valor, "original", valor)
+    if isinstance(original, NotImplementedError) or "ainda não foi feita" in str(valor):
+        return "falta", ""
+    primeira = (str(valor).strip().splitlines() or [type(valor).__name__])[0]
+    return "falhou", primeira[:200]
+
+
+def _depois_da_celula(resultado):
+    n, _TAREFA_ATUAL[0] = _TAREFA_ATUAL[0], None
+    if n is None or n not in _PLACAR:
+        return
+    erro = getattr(resultado, "error_in_exec", None)
+    if erro is not None:
+        if _PLACAR[n][3] == "passou":           # a parte visível passou; o resto (oculto) não
+            _PLACAR[n][3], _PLACAR[n][4] = "falhou", str(erro).strip().splitlines()[0][:200] if str(erro).strip() else type(erro).__name__
+        else:
+            _PLACAR[n][3], _PLACAR[n][4] = _estado_do_erro(erro)
+    elif _PLACAR[n][3] == "rodando":
+        _PLACAR[n][3] = "passou"
+
+
+def _quadros_do_aluno(tb):
+    """O traceback a partir do primeiro quadro de uma célula do aluno (sem os do teste e do conferir)."""
+    import types
+
+    quadros = []
+    while tb is not None:
+        f = tb.tb_frame
+        if not f.f_locals.get("__tracebackhide__") and f.f_globals.get("__name__") != "contextlib":
+            quadros.append(tb)
+        tb = tb.tb_next
+    quadros = quadros[1:] if len(quadros) > 1 else quadros   # o 1º é a própria célula de testes
+    novo = None
+    for t in reversed(quadros):
+        novo = types.TracebackType(novo, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return novo
+
+
+def _ao_erro(shell, tipo, valor, tb, tb_offset=None):
+    """Erros nas células de testes em português: 'ainda não feita' numa linha; um erro na função
+    do aluno a partir da linha dele, sem a cadeia de tracebacks em inglês. A saída continua
+    sendo um erro da célula (é por ele que o nbgrader vê que o teste falhou)."""
+    n = _TAREFA_ATUAL[0]
+    if n is None:
+        shell.showtraceback((tipo, valor, tb), tb_offset=tb_offset)
+        return None
+    try:
+        stb = _traceback_em_portugues(shell, n, tipo, valor, tb, tb_offset)
+    except Exception:  # noqa: BLE001 - nunca esconder o erro do teste
+        stb = shell.InteractiveTB.structured_traceback(tipo, valor, tb, tb_offset)
+    shell._showtraceback(tipo, valor, stb)
+    return None
+
+
+def _traceback_em_portugues(shell, n, tipo, valor, tb, tb_offset):
+    estado, _ = _estado_do_erro(valor)
+    if estado == "falta":
+        return [f"Tarefa {n}: ainda não feita. Complete a célula da sua função acima (apague o "
+                "`raise NotImplementedError`), rode-a e depois rode esta célula de novo."]
+    original = getattr(valor, "original", None)
+    if original is None and not isinstance(valor, AssertionError):
+        original = valor
+        valor = FalhaNoTeste(f"Tarefa {n}: sua função levantou {type(original).__name__}: {original}")
+    if original is not None:
+        return shell.InteractiveTB.structured_traceback(
+            FalhaNoTeste, valor, _quadros_do_aluno(original.__traceback__))
+    if hasattr(valor, "_render_traceback_"):
+        return valor._render_traceback_()
+    return shell.InteractiveTB.structured_traceback(tipo, valor, tb, tb_offset)
+
+
+def _ligar_placar():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None or _sys.modules.get("_autograder_harness") is not None:
+        return
+    antigo = getattr(shell, "_placar_do_curso", None)
+    if antigo is not None:
+        try:
+            shell.events.unregister("post_run_cell", antigo)
+        except ValueError:
+            pass
+    shell.events.register("post_run_cell", _depois_da_celula)
+    shell._placar_do_curso = _depois_da_celula
+    shell.set_custom_exc((Exception,), _ao_erro)
+
+
+def placar():
+    """Tarefa por tarefa: passou nos testes visíveis, falhou (com a 1ª mensagem) ou ainda falta."""
+    if not _PLACAR:
+        print("Placar: nenhuma célula de testes rodou ainda. Use Run All (Kernel → Restart Kernel and Run All).")
+        return
+    simbolo = {"passou": "✅ passou nos testes visíveis", "falhou": "❌ falhou", "falta": "⬜ ainda não feita",
+               "rodando": "❔ não terminou"}
+    print("Placar (testes visíveis; na correção rodam também os ocultos)\n")
+    for n in sorted(_PLACAR):
+        titulo, celula, secao, estado, msg = _PLACAR[n]
+        print(f"Tarefa {n} — {titulo}: {simbolo.get(estado, estado)}")
+        if estado == "falhou" and msg:
+            print(f"    primeira mensagem: {msg}")
+        if estado != "passou":
+            print(f"    célula de testes `{celula}` (logo abaixo do enunciado da tarefa {n}); no livro: {secao}")
+    feitas = sum(1 for v in _PLACAR.values() if v[3] == "passou")
+    print(f"\n{feitas} de {len(_PLACAR)} tarefas com os testes visíveis passando.")

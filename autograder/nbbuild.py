@@ -58,6 +58,7 @@ class Tarefa:
     grade_id: str
     titulo: str
     pontos: int
+    secao: str
 
 
 def _meta(grade_id, *, solution=False, grade=False, locked=False, points=None):
@@ -138,7 +139,8 @@ def build(path: Path) -> nbformat.NotebookNode:
                 raise FonteInvalida(f"{origem} ({gid}): célula solution sem ### BEGIN SOLUTION")
             new = nbformat.v4.new_code_cell(src, metadata=_meta(gid, solution=True))
         elif role == "tests":
-            tarefa = Tarefa(len(tarefas) + 1, gid, ultimo_titulo, int(points))
+            secao = cell.metadata.get("secao") or _capitulo(fonte, slug)
+            tarefa = Tarefa(len(tarefas) + 1, gid, ultimo_titulo, int(points), secao)
             tarefas.append(tarefa)
             new = nbformat.v4.new_code_cell(_celula_de_testes(src, tarefa, origem),
                                             metadata=_meta(gid, grade=True, locked=True, points=points))
@@ -153,14 +155,24 @@ def build(path: Path) -> nbformat.NotebookNode:
     return nb
 
 
+def _capitulo(fonte, slug: str) -> str:
+    """A seção do livro de uma tarefa sem `secao`: o capítulo do caderno (do título)."""
+    for c in fonte.cells:
+        if c.cell_type == "markdown":
+            m = re.search(r"^#\s+(Capítulo\s+\d+)\s*[—:-]\s*(.+)$", c.source, re.M)
+            if m:
+                titulo = re.sub(r"[\s:,]*\$[^$]*\$", "", m[2]).strip()    # sem fórmulas (texto puro)
+                return f"{m[1]} do livro, {titulo}"
+    return slug
+
+
 def _celula_de_testes(src: str, tarefa: Tarefa, origem: str) -> str:
-    aviso = f'print("Tarefa {tarefa.numero}: testes visíveis passaram.")'
-    outros = set(_AVISO.findall(src)) - {aviso[7:-3]}
-    if outros:
-        raise FonteInvalida(f"{origem}: é a célula de testes {tarefa.numero}, mas diz {sorted(outros)}")
-    if aviso not in src:
-        visivel, oculto, resto = src.partition(HIDDEN)
-        src = f"{visivel.rstrip()}\n{aviso}\n{oculto}{resto}"
+    """Avisa o placar no começo e no fim da parte visível (Tarefa N: testes visíveis passaram.)."""
+    if _AVISO.search(src) or "_visiveis_passaram(" in src or "_tarefa(" in src:
+        raise FonteInvalida(f"{origem}: o aviso do placar é posto pelo mapeador; tire-o da fonte")
+    inicio = f"_tarefa({tarefa.numero}, {tarefa.titulo!r}, {tarefa.grade_id!r}, {tarefa.secao!r})"
+    visivel, oculto, resto = src.partition(HIDDEN)
+    src = f"{inicio}\n{visivel.rstrip()}\n_visiveis_passaram({tarefa.numero})\n{oculto}{resto}"
     return src.rstrip("\n")
 
 

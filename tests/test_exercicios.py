@@ -42,18 +42,20 @@ def test_notebook_structure_follows_the_conventions(slug):
 
 @pytest.mark.parametrize("slug", TODAS)
 def test_every_notebook_gives_the_same_student_experience(slug):
-    """Aviso "Tarefa N: testes visíveis passaram." em toda célula de testes, etiqueta
+    """Aviso ao placar no começo e no fim da parte visível de toda célula de testes, etiqueta
     raises-exception (Run All mostra todas as tarefas), preparação recolhida no JupyterLab e no
     Colab, e a última célula diz que arquivo entregar e como."""
     cs = cells(slug)
     tests = [c for c in cs if c.cell_type == "code" and meta(c).get("grade")]
     for n, c in enumerate(tests, 1):
         visible = c.source.split("### BEGIN HIDDEN TESTS")[0]
-        assert visible.rstrip().endswith(f'print("Tarefa {n}: testes visíveis passaram.")'), (slug, n)
+        assert visible.rstrip().endswith(f"_visiveis_passaram({n})"), (slug, n)
+        assert c.source.startswith(f"_tarefa({n}, "), (slug, n)
         assert c.metadata.get("tags") == ["raises-exception"], (slug, n)
     setup = next(c for c in cs if meta(c)["grade_id"] == "preparacao")
     assert setup.metadata["jupyter"] == {"source_hidden": True} and setup.metadata["cellView"] == "form"
     assert setup.source.startswith("# @title ")
+    assert [meta(c)["grade_id"] for c in cs[-2:]] == ["placar", "entrega"] and cs[-2].source == "placar()"
     last = cs[-1]
     assert meta(last)["grade_id"] == "entrega" and f"`{slug}.ipynb`" in last.source
     assert "Download" in last.source and "Submit" in last.source
