@@ -352,6 +352,30 @@ class _SoBlocos(_Observador):
                 f"{self.bloco}, guardando só o estado (máximo e soma) entre um bloco e outro.")
 
 
+def _conferir_ou_com_a_sua(nome, obtido, certo, com_a_sua, anterior, **tolerancias):
+    """Confere `obtido` com `certo`. Se não bate e a sua função de uma tarefa anterior
+    (`anterior`, o nome dela) erra nesta entrada, aceita também `com_a_sua()`: o mesmo cálculo
+    montado aqui com ela. Um erro de uma tarefa custa os pontos só dela, não de novo aqui."""
+    __tracebackhide__ = True
+    try:
+        conferir(nome, obtido, certo, **tolerancias)
+        return
+    except AssertionError as erro:
+        primeiro = erro
+    try:
+        seu = com_a_sua()
+    except Exception:  # noqa: BLE001 - a sua função anterior nem roda aqui: vale o gabarito
+        raise primeiro from None
+    try:
+        conferir(nome, seu, certo, **tolerancias)
+    except AssertionError:
+        pass                     # a sua função anterior erra nesta entrada
+    else:
+        raise primeiro from None
+    conferir(f"{nome}, com a sua {anterior}", obtido, seu, **tolerancias)
+    print(f"{nome}: confere com a sua {anterior}, que ainda erra (veja aquela tarefa).")
+
+
 def _semente_oculta(rotulo):
     """A semente de um teste oculto: estável para o mesmo rótulo e a mesma semente do aluno.
 

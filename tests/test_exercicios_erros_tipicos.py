@@ -214,6 +214,15 @@ COSTS_ONCE = [
     ("04-softmax", "softmax", _SOFTMAX_SOMA_TUDO, "test_softmax", "test_jacobiano_softmax"),
     ("04-softmax", "softmax", _SOFTMAX_SOMA_TUDO, "test_softmax", "test_pesos_de_atencao"),
     ("10-softmax-online", "merge", ERRADO["10-softmax-online"]["merge"], "test_merge", "test_blocked_attention"),
+    # capítulos 5, 6, 7 e 11: a função de uma tarefa anterior, errada, custa só a tarefa dela
+    ("05-mistura-com-v", "misturar", "def misturar(pesos, v):\n    return 2.0 * (pesos @ v)\n",
+     "test_misturar", "test_atencao_causal"),
+    ("06-multi-cabeca", "split_merge", ERRADO["06-multi-cabeca"]["split_merge"], "test_split_merge", "test_mha"),
+    ("07-bloco-transformer", "rope", ERRADO["07-bloco-transformer"]["rope"], "test_rope", "test_decoder_block"),
+    ("07-bloco-transformer", "swiglu", "def swiglu(x, W1, W3, W2):\n    return (torch.relu(x @ W1) * (x @ W3)) @ W2\n",
+     "test_swiglu", "test_decoder_block"),
+    ("11-flashattention", "block_backward", ERRADO["11-flashattention"]["block_backward"],
+     "test_block_backward", "test_flash_backward"),
     ("13-kernel-triton", "limite_chaves",  # esquece o bloco da diagonal: só as chaves < start_m
      source("13-kernel-triton", "limite_chaves").replace("tl.minimum(N, start_m + BLOCK_M)", "tl.minimum(N, start_m)"),
      "test_limite_chaves", "test_flash_kernel"),
