@@ -223,6 +223,8 @@ COSTS_ONCE = [
      "test_swiglu", "test_decoder_block"),
     ("11-flashattention", "block_backward", ERRADO["11-flashattention"]["block_backward"],
      "test_block_backward", "test_flash_backward"),
+    ("12-kv-cache", "cached_attention", ERRADO["12-kv-cache"]["cached_attention"],
+     "test_cached_attention", "test_generate_cached"),
     ("13-kernel-triton", "limite_chaves",  # esquece o bloco da diagonal: só as chaves < start_m
      source("13-kernel-triton", "limite_chaves").replace("tl.minimum(N, start_m + BLOCK_M)", "tl.minimum(N, start_m)"),
      "test_limite_chaves", "test_flash_kernel"),
