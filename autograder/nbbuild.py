@@ -46,6 +46,19 @@ _INCLUIR_PY = re.compile(r"^# incluir: *([\w-]+) *$", re.M)
 _AVISO = re.compile(r"Tarefa \d+: testes visíveis passaram")
 
 
+MYST_HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
 class FonteInvalida(ValueError):
     """A fonte MyST não segue o formato (autograder/fontes/README.md)."""
 
@@ -91,8 +104,13 @@ def _titulo_da_tarefa(texto: str) -> str:
 
 def build(path: Path) -> nbformat.NotebookNode:
     """O notebook de solutions/ (com soluções e testes ocultos) feito da fonte `path`."""
-    slug = path.stem
-    fonte = jupytext.read(path, fmt="myst")
+    return build_text(path.read_text(encoding="utf-8"), path.stem, path.name)
+
+
+def build_text(text: str, slug: str, name: str = "") -> nbformat.NotebookNode:
+    """O mesmo que `build`, de uma fonte MyST em texto (tarefas pequenas feitas nos testes)."""
+    path = Path(name or f"{slug}.md")
+    fonte = jupytext.reads(text, fmt="myst")
     nb = nbformat.v4.new_notebook()
     nb.metadata.update({
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
