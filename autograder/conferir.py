@@ -463,8 +463,9 @@ def _depois_da_celula(resultado):
         _PLACAR[n][3] = "passou"
 
 
-def _quadros_do_aluno(tb):
-    """O traceback a partir do primeiro quadro de uma célula do aluno (sem os do teste e do conferir)."""
+def _quadros_do_aluno(tb, da_celula):
+    """O traceback a partir do primeiro quadro do código do aluno (sem os do conferir; com
+    `da_celula`, o traceback começa na própria célula de testes, e esse quadro sai também)."""
     import types
 
     quadros = []
@@ -473,7 +474,8 @@ def _quadros_do_aluno(tb):
         if not f.f_locals.get("__tracebackhide__") and f.f_globals.get("__name__") != "contextlib":
             quadros.append(tb)
         tb = tb.tb_next
-    quadros = quadros[1:] if len(quadros) > 1 else quadros   # o 1º é a própria célula de testes
+    if da_celula and len(quadros) > 1:
+        quadros = quadros[1:]                                 # o 1º é a própria célula de testes
     novo = None
     for t in reversed(quadros):
         novo = types.TracebackType(novo, t.tb_frame, t.tb_lasti, t.tb_lineno)
@@ -501,13 +503,13 @@ def _traceback_em_portugues(shell, n, tipo, valor, tb, tb_offset):
     if estado == "falta":
         return [f"Tarefa {n}: ainda não feita. Complete a célula da sua função acima (apague o "
                 "`raise NotImplementedError`), rode-a e depois rode esta célula de novo."]
-    original = getattr(valor, "original", None)
+    original, da_celula = getattr(valor, "original", None), False
     if original is None and not isinstance(valor, AssertionError):
-        original = valor
+        original, da_celula = valor, True
         valor = FalhaNoTeste(f"Tarefa {n}: sua função levantou {type(original).__name__}: {original}")
     if original is not None:
         return shell.InteractiveTB.structured_traceback(
-            FalhaNoTeste, valor, _quadros_do_aluno(original.__traceback__))
+            FalhaNoTeste, valor, _quadros_do_aluno(original.__traceback__, da_celula))
     if hasattr(valor, "_render_traceback_"):
         return valor._render_traceback_()
     return shell.InteractiveTB.structured_traceback(tipo, valor, tb, tb_offset)

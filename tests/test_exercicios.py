@@ -98,3 +98,39 @@ def test_plausible_wrong_answer_fails_its_tests_but_not_all(slug):
     # dependem dela passam (nota parcial).
     assert all(isinstance(res[by_sol[g]], AssertionError) for g in wrong), {g: res[by_sol[g]] for g in wrong}
     assert {by_sol[g] for g in wrong} <= failed and failed != tests, failed
+
+
+def test_test_cells_show_portuguese_errors_from_the_students_line_and_a_scoreboard(monkeypatch, capsys):
+    """Num IPython (o que o Jupyter do aluno roda): erro na função do aluno sai a partir da linha
+    dele, em português e sem a cadeia de tracebacks; tarefa em branco é uma linha; o placar diz
+    tarefa por tarefa o que passou, o que falhou (com a 1ª mensagem) e o que falta."""
+    import re
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shown = []
+    monkeypatch.setattr(shell, "_showtraceback", lambda t, v, stb: shown.append(re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(stb))))
+    try:
+        assert shell.run_cell(CONFERIR).error_in_exec is None
+        shell.run_cell("def f(x):\n    return g(x)\n\n\ndef g(x):\n    return x.nao_existe\n\n\n"
+                       "def h():\n    raise NotImplementedError('Tarefa ainda não feita')\n")
+        r = shell.run_cell("_tarefa(1, 'f', 'test_f', 'cap. 1')\nconferir('f', _chamar('f com 1', f, 1), 1)\n_visiveis_passaram(1)")
+        assert r.error_in_exec is not None and len(shown) == 1, shown
+        assert "f com 1: sua função levantou AttributeError" in shown[0] and "return g(x)" in shown[0], shown[0]
+        assert "return x.nao_existe" in shown[0] and "above exception" not in shown[0] and "_chamar" not in shown[0]
+        r = shell.run_cell("_tarefa(2, 'h', 'test_h', 'cap. 2')\nh()\n_visiveis_passaram(2)")
+        assert r.error_in_exec is not None and shown[1] == (
+            "Tarefa 2: ainda não feita. Complete a célula da sua função acima (apague o `raise NotImplementedError`), "
+            "rode-a e depois rode esta célula de novo."), shown[1]
+        r = shell.run_cell("_tarefa(3, 'certa', 'test_c', 'cap. 3')\nconferir('um', 1, 1)\n_visiveis_passaram(3)")
+        assert r.error_in_exec is None
+        capsys.readouterr()
+        shell.run_cell("placar()")
+        out = capsys.readouterr().out
+        assert "Tarefa 1 — f: ❌ falhou" in out and "primeira mensagem: f com 1: sua função levantou AttributeError" in out
+        assert "Tarefa 2 — h: ⬜ ainda não feita" in out and "Tarefa 3 — certa: ✅" in out
+        assert "célula de testes `test_f`" in out and "no livro: cap. 1" in out and "1 de 3 tarefas" in out
+    finally:
+        shell.set_custom_exc((), None)
+        shell.events.unregister("post_run_cell", shell._placar_do_curso)
