@@ -92,8 +92,15 @@ def conferir_erro(nome, funcao, *args, tipo=ValueError, **kwargs):
     except tipo as e:
         return e
     except Exception as e:  # noqa: BLE001 - mostramos o que veio
-        raise FalhaNoTeste(f"{nome}: esperava {tipo.__name__}, veio {type(e).__name__}: {e}") from e
-    raise FalhaNoTeste(f"{nome}: esperava {tipo.__name__}, mas a função não levantou erro.")
+        if isinstance(e, NotImplementedError):
+            falha = FalhaNoTeste(f"{nome}: a tarefa ainda não foi feita (a função ainda tem o "
+                                 "`raise NotImplementedError`).")
+        else:
+            falha = FalhaNoTeste(f"{nome}: esperava {tipo.__name__}, veio {type(e).__name__}: {e}")
+        falha.original = e
+    else:
+        raise FalhaNoTeste(f"{nome}: esperava {tipo.__name__}, mas a função não levantou erro.")
+    raise falha from None
 
 
 def _tensor(nome, x):
@@ -131,7 +138,13 @@ def _chamar(nome, f, *args, **kwargs):
     try:
         return f(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - mostramos o que veio
-        raise FalhaNoTeste(f"{nome}: sua função levantou {type(e).__name__}: {e}") from e
+        if isinstance(e, NotImplementedError):
+            falha = FalhaNoTeste(f"{nome}: a tarefa ainda não foi feita (a função ainda tem o "
+                                 "`raise NotImplementedError`).")
+        else:
+            falha = FalhaNoTeste(f"{nome}: sua função levantou {type(e).__name__}: {e}")
+        falha.original = e           # o erro do aluno, mostrado a partir da linha dele (_ao_erro)
+    raise falha from None
 
 
 # --- Observadores: regras sobre COMO a sua função calcula (não só o resultado) ---
@@ -297,10 +310,21 @@ class _SoBlocos(_Observador):
     REDUCOES = ("amax", "amin", "max", "min", "sum", "mean", "prod", "logsumexp", "softmax", "norm",
                 "var", "std", "cumsum", "cumprod", "argmax", "argmin", "sort", "topk", "nansum")
 
-    def __init__(self, nome, n, bloco):
-        super().__init__(nome, n, bloco)
-        self.nome, self.n, self.bloco = nome, n, bloco
+    def __init__(self, nome, n, bloco, total=None):
+        super().__init__(nome, n, bloco, total)
+        self.nome, self.n, self.bloco, self.total = nome, n, bloco, total
         self.vistas = []
+
+    def saida(self, func, out):
+        """Com `total` (os elementos da entrada inteira): juntar todos os blocos num tensor só
+        (cat, stack, ...) é ler a linha inteira de uma vez, ainda que a redução venha depois."""
+        if self.total is None or self.n <= self.bloco:
+            return
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, _torch.Tensor) and t.numel() >= self.total:
+                nome = "juntar os blocos (" + func.__name__.split(".")[0].lstrip("_") + ")"
+                if nome not in self.vistas:
+                    self.vistas.append(nome)
 
     def ver(self, func, args, kwargs):
         nome = func.__name__.split(".")[0].lstrip("_")
@@ -312,7 +336,7 @@ class _SoBlocos(_Observador):
                     self.vistas.append(nome)
 
     def argumentos(self):
-        return ("", self.n, self.bloco)  # o nome do caso fica no corretor (pode ser de um teste oculto)
+        return ("", self.n, self.bloco, self.total)  # o nome do caso fica no corretor (pode ser de um teste oculto)
 
     def relatorio(self):
         return {"reducoes": list(self.vistas)}
@@ -326,6 +350,46 @@ class _SoBlocos(_Observador):
                 f"{self.nome}: sua função calculou {', '.join(f'`{v}`' for v in map(str, vistas))} sobre uma "
                 f"linha inteira ({self.n} posições) de uma vez; a ideia é percorrer a linha em blocos de "
                 f"{self.bloco}, guardando só o estado (máximo e soma) entre um bloco e outro.")
+
+
+def _conferir_ou_com_a_sua(nome, obtido, certo, com_a_sua, anterior, **tolerancias):
+    """Confere `obtido` com `certo`. Se não bate e a sua função de uma tarefa anterior
+    (`anterior`, o nome dela) erra nesta entrada, aceita também `com_a_sua()`: o mesmo cálculo
+    montado aqui com ela. Um erro de uma tarefa custa os pontos só dela, não de novo aqui."""
+    __tracebackhide__ = True
+    try:
+        conferir(nome, obtido, certo, **tolerancias)
+        return
+    except AssertionError as erro:
+        primeiro = erro
+    try:
+        seu = com_a_sua()
+    except Exception:  # noqa: BLE001 - a sua função anterior nem roda aqui: vale o gabarito
+        raise primeiro from None
+    try:
+        conferir(nome, seu, certo, **tolerancias)
+    except AssertionError:
+        pass                     # a sua função anterior erra nesta entrada
+    else:
+        raise primeiro from None
+    conferir(f"{nome}, com a sua {anterior}", obtido, seu, **tolerancias)
+    print(f"{nome}: confere com a sua {anterior}, que ainda erra (veja aquela tarefa).")
+
+
+def _semente_oculta(rotulo):
+    """A semente de um teste oculto: estável para o mesmo rótulo e a mesma semente do aluno.
+
+    Na correção, o corretor põe uma semente por aluno em AUTOGRADER_HIDDEN_SEED (no kernel
+    dele); sem ela (no seu Jupyter), vale 0. Os testes visíveis usam sementes fixas."""
+    import hashlib
+    import os
+
+    try:
+        aluno = int(os.environ.get("AUTOGRADER_HIDDEN_SEED", "0"))
+    except ValueError:
+        aluno = 0
+    texto = f"{rotulo}\x00{aluno}".encode("utf-8")
+    return int.from_bytes(hashlib.sha256(texto).digest()[:6], "big")
 
 
 def _sem_matriz_TxT(nome, T, f, *args, **kwargs):
@@ -356,3 +420,134 @@ def _fonte_de_nome(nome):
         except (OSError, TypeError):
             return None
     return None
+
+
+# --- Placar: o que cada tarefa mostrou no "Run All" (só no Jupyter do aluno) ---
+_PLACAR = {}            # número da tarefa -> [título, célula, seção do livro, estado, mensagem]
+_TAREFA_ATUAL = [None]  # a tarefa cuja célula de testes está rodando
+
+
+def _tarefa(n, titulo, celula, secao):
+    """Primeira linha de toda célula de testes (posta pelo mapeador): a tarefa n começou."""
+    _PLACAR[n] = [titulo, celula, secao, "rodando", ""]
+    _TAREFA_ATUAL[0] = n
+    _ligar_placar()
+
+
+def _visiveis_passaram(n):
+    """Fim da parte visível de uma célula de testes."""
+    if n in _PLACAR:
+        _PLACAR[n][3] = "passou"
+    print(f"Tarefa {n}: testes visíveis passaram.")
+
+
+def _estado_do_erro(valor):
+    original = getattr(valor, "original", valor)
+    if isinstance(original, NotImplementedError) or "ainda não foi feita" in str(valor):
+        return "falta", ""
+    primeira = (str(valor).strip().splitlines() or [type(valor).__name__])[0]
+    return "falhou", primeira[:200]
+
+
+def _depois_da_celula(resultado):
+    n, _TAREFA_ATUAL[0] = _TAREFA_ATUAL[0], None
+    if n is None or n not in _PLACAR:
+        return
+    erro = getattr(resultado, "error_in_exec", None)
+    if erro is not None:
+        if _PLACAR[n][3] == "passou":           # a parte visível passou; o resto (oculto) não
+            _PLACAR[n][3], _PLACAR[n][4] = "falhou", str(erro).strip().splitlines()[0][:200] if str(erro).strip() else type(erro).__name__
+        else:
+            _PLACAR[n][3], _PLACAR[n][4] = _estado_do_erro(erro)
+    elif _PLACAR[n][3] == "rodando":
+        _PLACAR[n][3] = "passou"
+
+
+def _quadros_do_aluno(tb, da_celula):
+    """O traceback a partir do primeiro quadro do código do aluno (sem os do conferir; com
+    `da_celula`, o traceback começa na própria célula de testes, e esse quadro sai também)."""
+    import types
+
+    quadros = []
+    while tb is not None:
+        f = tb.tb_frame
+        if not f.f_locals.get("__tracebackhide__") and f.f_globals.get("__name__") != "contextlib":
+            quadros.append(tb)
+        tb = tb.tb_next
+    if da_celula and len(quadros) > 1:
+        quadros = quadros[1:]                                 # o 1º é a própria célula de testes
+    novo = None
+    for t in reversed(quadros):
+        novo = types.TracebackType(novo, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return novo
+
+
+def _ao_erro(shell, tipo, valor, tb, tb_offset=None):
+    """Erros nas células de testes em português: 'ainda não feita' numa linha; um erro na função
+    do aluno a partir da linha dele, sem a cadeia de tracebacks em inglês. A saída continua
+    sendo um erro da célula (é por ele que o nbgrader vê que o teste falhou)."""
+    n = _TAREFA_ATUAL[0]
+    if n is None:
+        shell.showtraceback((tipo, valor, tb), tb_offset=tb_offset)
+        return None
+    try:
+        stb = _traceback_em_portugues(shell, n, tipo, valor, tb, tb_offset)
+    except Exception:  # noqa: BLE001 - nunca esconder o erro do teste
+        stb = shell.InteractiveTB.structured_traceback(tipo, valor, tb, tb_offset)
+    shell._showtraceback(tipo, valor, stb)
+    return None
+
+
+def _traceback_em_portugues(shell, n, tipo, valor, tb, tb_offset):
+    estado, _ = _estado_do_erro(valor)
+    if estado == "falta":
+        return [f"Tarefa {n}: ainda não feita. Complete a célula da sua função acima (apague o "
+                "`raise NotImplementedError`), rode-a e depois rode esta célula de novo."]
+    original, da_celula = getattr(valor, "original", None), False
+    if original is None and not isinstance(valor, AssertionError):
+        original, da_celula = valor, True
+        valor = FalhaNoTeste(f"Tarefa {n}: sua função levantou {type(original).__name__}: {original}")
+    if original is not None:
+        return shell.InteractiveTB.structured_traceback(
+            FalhaNoTeste, valor, _quadros_do_aluno(original.__traceback__, da_celula))
+    if hasattr(valor, "_render_traceback_"):
+        return valor._render_traceback_()
+    return shell.InteractiveTB.structured_traceback(tipo, valor, tb, tb_offset)
+
+
+def _ligar_placar():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None or _sys.modules.get("_autograder_harness") is not None:
+        return
+    antigo = getattr(shell, "_placar_do_curso", None)
+    if antigo is not None:
+        try:
+            shell.events.unregister("post_run_cell", antigo)
+        except ValueError:
+            pass
+    shell.events.register("post_run_cell", _depois_da_celula)
+    shell._placar_do_curso = _depois_da_celula
+    shell.set_custom_exc((Exception,), _ao_erro)
+
+
+def placar():
+    """Tarefa por tarefa: passou nos testes visíveis, falhou (com a 1ª mensagem) ou ainda falta."""
+    if not _PLACAR:
+        print("Placar: nenhuma célula de testes rodou ainda. Use Run All (Kernel → Restart Kernel and Run All).")
+        return
+    simbolo = {"passou": "✅ passou nos testes visíveis", "falhou": "❌ falhou", "falta": "⬜ ainda não feita",
+               "rodando": "❔ não terminou"}
+    print("Placar (testes visíveis; na correção rodam também os ocultos)\n")
+    for n in sorted(_PLACAR):
+        titulo, celula, secao, estado, msg = _PLACAR[n]
+        print(f"Tarefa {n} — {titulo}: {simbolo.get(estado, estado)}")
+        if estado == "falhou" and msg:
+            print(f"    primeira mensagem: {msg}")
+        if estado != "passou":
+            print(f"    célula de testes `{celula}` (logo abaixo do enunciado da tarefa {n}); no livro: {secao}")
+    feitas = sum(1 for v in _PLACAR.values() if v[3] == "passou")
+    print(f"\n{feitas} de {len(_PLACAR)} tarefas com os testes visíveis passando.")

@@ -1,152 +1,211 @@
-"""Constrói notebooks-fonte do nbgrader (solutions/) com os metadados certos.
+"""Mapeia uma fonte de exercício (MyST Markdown, autograder/fontes/NN-slug.md) para o
+notebook do nbgrader em solutions/ (o formato está em autograder/fontes/README.md).
 
-Uso (num script ou no terminal):
+A fonte diz o papel de cada célula por etiquetas; aqui esses papéis viram os
+metadados do nbgrader e a experiência comum a todos os cadernos:
 
-    from autograder.nbbuild import Notebook
-    nb = Notebook("01-pontuacoes", titulo="Capítulo 1 — Pontuações")
-    nb.md("Texto de abertura ...")
-    nb.setup("import numpy as np\\nimport torch")      # + a função conferir
-    nb.solution("def scores(q, k):\\n    ### BEGIN SOLUTION\\n    ...\\n    ### END SOLUTION",
-                grade_id="scores")
-    nb.tests("conferir(...)\\n### BEGIN HIDDEN TESTS\\n...\\n### END HIDDEN TESTS",
-             grade_id="test_scores_forma", points=2)
-    nb.written("Explique por que ...", grade_id="explique_escala", points=2)
-    nb.save()   # -> solutions/01-pontuacoes/01-pontuacoes.ipynb
+- `setup`: a célula de preparação, travada e recolhida (`jupyter.source_hidden`
+  no JupyterLab/Notebook 7, `cellView: form` e a linha `# @title` no Colab), com
+  `autograder/conferir.py` inteiro no fim;
+- `solution`: a célula que o aluno completa (precisa de `### BEGIN SOLUTION`);
+- `tests` (com `points`): travada e com nota; ganha a etiqueta `raises-exception`
+  ("Run All" não para na primeira tarefa que falha), uma primeira linha que avisa
+  o placar de que a tarefa N começou e, no fim da parte visível,
+  `print("Tarefa N: testes visíveis passaram.")`;
+- `answer` (com `points`): resposta escrita, corrigida à mão (o texto da fonte é a
+  resposta-modelo, posta entre `### BEGIN/END SOLUTION`);
+- `scoreboard`: a célula do placar (travada);
+- sem etiqueta: texto ou código de demonstração, travado e sem nota.
 
-Cada célula de teste é travada (locked) e vale pontos; a célula de preparação
-é travada e inclui `autograder/conferir.py` inteiro.
-
-A experiência é a mesma nos 12 cadernos (montada aqui, não em cada fonte):
-- a célula de preparação vem recolhida (`jupyter.source_hidden` no JupyterLab
-  e no Notebook 7; `cellView: form` com uma linha `# @title` no Colab);
-- toda célula de testes termina a parte visível com
-  `print("Tarefa N: testes visíveis passaram.")` (inserido se faltar) e leva a
-  etiqueta `raises-exception`: no JupyterLab/Notebook 7 e no nbclient, "Run
-  All" não para na primeira tarefa que falha, e o nbgrader continua dando
-  nota pelo erro na saída da célula (a etiqueta não muda a correção);
-- a última célula (`entrega()`) diz que arquivo entregar e como.
+Numa célula de texto, a linha `% incluir: NOME` (um comentário do MyST) vira o
+texto de `fontes/comum/NOME.md`, com `{arquivo}` trocado pelo nome do caderno;
+numa de código, a linha `# incluir: NOME` vira `fontes/comum/NOME.py`.
+Cada célula sai com um id estável, o `grade_id` (nbformat 4.5), para que o
+JupyterLab não marque o caderno como modificado ao abri-lo.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
-import re
-
+import jupytext
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
+FONTES = Path(__file__).resolve().parent / "fontes"
+COMUM = FONTES / "comum"
 CONFERIR = (Path(__file__).parent / "conferir.py").read_text(encoding="utf-8")
-
 
 TITULO_PREPARACAO = "# @title Preparação: rode esta célula (não precisa ler nem mudar)"
 HIDDEN = "### BEGIN HIDDEN TESTS"
+ROLES = ("setup", "solution", "tests", "answer", "scoreboard")
+_INCLUIR_MD = re.compile(r"^% incluir: *([\w-]+) *$", re.M)
+_INCLUIR_PY = re.compile(r"^# incluir: *([\w-]+) *$", re.M)
+_AVISO = re.compile(r"Tarefa \d+: testes visíveis passaram")
 
 
-def _meta(grade_id, *, solution=False, grade=False, locked=False, points=None, task=False):
+MYST_HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
+class FonteInvalida(ValueError):
+    """A fonte MyST não segue o formato (autograder/fontes/README.md)."""
+
+
+@dataclass(frozen=True)
+class Tarefa:
+    """Uma célula de testes com nota, na ordem do caderno (o placar as lista)."""
+
+    numero: int
+    grade_id: str
+    titulo: str
+    pontos: int
+    secao: str
+
+
+def _meta(grade_id, *, solution=False, grade=False, locked=False, points=None):
     m = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
-         "solution": solution, "task": task}
+         "solution": solution, "task": False}
     if points is not None:
         m["points"] = points
     return {"nbgrader": m}
 
 
-class Notebook:
-    def __init__(self, slug: str, titulo: str):
-        self.slug = slug
-        self.nb = nbformat.v4.new_notebook()
-        self.nb.metadata.update({
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        })
-        self._ids: set[str] = set()
-        self._tarefas = 0  # células de teste de código vistas até agora
-        self.md(f"# {titulo}", grade_id="titulo")
+def _comum(nome: str, ext: str, origem: str) -> str:
+    path = COMUM / f"{nome}.{ext}"
+    if not path.is_file():
+        raise FonteInvalida(f"{origem}: `incluir: {nome}` pede {path.relative_to(ROOT)}, que não existe")
+    return path.read_text(encoding="utf-8").strip("\n")
 
-    def _id(self, grade_id):
-        if grade_id in self._ids:
-            raise ValueError(f"grade_id repetido: {grade_id}")
-        self._ids.add(grade_id)
-        return grade_id
 
-    def md(self, text: str, grade_id: str | None = None):
-        """Texto travado (enunciado)."""
-        gid = self._id(grade_id or f"texto_{len(self.nb.cells)}")
-        self.nb.cells.append(nbformat.v4.new_markdown_cell(text, metadata=_meta(gid, locked=True)))
+def _role(cell, origem: str) -> str | None:
+    roles = [t for t in cell.metadata.get("tags", []) if t in ROLES]
+    if len(roles) > 1:
+        raise FonteInvalida(f"{origem}: a célula tem dois papéis, {roles}")
+    return roles[0] if roles else None
 
-    def code(self, src: str, grade_id: str | None = None):
-        """Código de demonstração, travado e sem nota."""
-        gid = self._id(grade_id or f"codigo_{len(self.nb.cells)}")
-        self.nb.cells.append(nbformat.v4.new_code_cell(src, metadata=_meta(gid, locked=True)))
 
-    def setup(self, imports: str):
-        """Imports do aluno + funções de conferência (travado e recolhido)."""
-        self.code(f"{TITULO_PREPARACAO}\n{imports.rstrip()}\n\n{CONFERIR}", grade_id="preparacao")
-        cell = self.nb.cells[-1]
-        cell.metadata["jupyter"] = {"source_hidden": True}  # JupyterLab, Notebook 7
-        cell.metadata["cellView"] = "form"  # Colab: mostra só a linha `# @title`
+def _titulo_da_tarefa(texto: str) -> str:
+    """'## Tarefa 1 — pontuações com laços (2 pontos)' -> 'pontuações com laços'."""
+    m = re.search(r"^##\s*Tarefa\s+\d+\s*[—:-]\s*(.+?)\s*(\(\d+ pontos?\))?\s*$", texto, re.M)
+    return m[1] if m else ""
 
-    def solution(self, src: str, grade_id: str):
-        """Célula que o aluno completa (### BEGIN/END SOLUTION no código)."""
-        if "### BEGIN SOLUTION" not in src:
-            raise ValueError(f"{grade_id}: célula de solução sem ### BEGIN SOLUTION")
-        self.nb.cells.append(nbformat.v4.new_code_cell(
-            src, metadata=_meta(self._id(grade_id), solution=True)))
 
-    def tests(self, src: str, grade_id: str, points: int):
-        """Célula de testes com pontos (visíveis + ### BEGIN/END HIDDEN TESTS).
+def build(path: Path) -> nbformat.NotebookNode:
+    """O notebook de solutions/ (com soluções e testes ocultos) feito da fonte `path`."""
+    return build_text(path.read_text(encoding="utf-8"), path.stem, path.name)
 
-        A parte visível termina com `print("Tarefa N: testes visíveis passaram.")`
-        (N = a ordem desta célula de testes no caderno); se a fonte não o traz,
-        ele é inserido antes dos testes ocultos.
-        """
-        self._tarefas += 1
-        aviso = f'print("Tarefa {self._tarefas}: testes visíveis passaram.")'
-        outros = set(re.findall(r"Tarefa \d+: testes visíveis passaram", src)) - {aviso[7:-3]}
-        if outros:
-            raise ValueError(f"{grade_id}: é a célula de testes {self._tarefas}, mas diz {sorted(outros)}")
-        if aviso not in src:
-            visivel, oculto, resto = src.partition(HIDDEN)
-            src = f"{visivel.rstrip()}\n{aviso}\n{oculto}{resto}"
-        meta = _meta(self._id(grade_id), grade=True, locked=True, points=points)
-        meta["tags"] = ["raises-exception"]
-        self.nb.cells.append(nbformat.v4.new_code_cell(src, metadata=meta))
 
-    def written(self, pergunta: str, resposta_modelo: str, grade_id: str, points: int):
-        """Pergunta aberta, corrigida à mão: enunciado travado + célula de resposta."""
-        self.md(pergunta, grade_id=f"{grade_id}_enunciado")
-        src = f"### BEGIN SOLUTION\n{resposta_modelo}\n### END SOLUTION"
-        self.nb.cells.append(nbformat.v4.new_markdown_cell(
-            src, metadata=_meta(self._id(grade_id), solution=True, grade=True, points=points)))
+def build_text(text: str, slug: str, name: str = "") -> nbformat.NotebookNode:
+    """O mesmo que `build`, de uma fonte MyST em texto (tarefas pequenas feitas nos testes)."""
+    path = Path(name or f"{slug}.md")
+    fonte = jupytext.reads(text, fmt="myst")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata.update({
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    })
+    ids: set[str] = set()
+    tarefas: list[Tarefa] = []
+    ultimo_titulo = ""
+    for n, cell in enumerate(fonte.cells):
+        origem = f"{path.name}, célula {n + 1}"
+        role = _role(cell, origem)
+        extras = [t for t in cell.metadata.get("tags", []) if t not in ROLES]
+        if extras:
+            raise FonteInvalida(f"{origem}: etiquetas desconhecidas {extras} (papéis: {ROLES})")
+        default = f"texto_{len(nb.cells)}" if cell.cell_type == "markdown" else f"codigo_{len(nb.cells)}"
+        gid = cell.metadata.get("grade_id", default)
+        if gid in ids:
+            raise FonteInvalida(f"{origem}: grade_id repetido: {gid}")
+        ids.add(gid)
+        points = cell.metadata.get("points")
+        if (role in ("tests", "answer")) != (points is not None):
+            raise FonteInvalida(f"{origem}: `points` vai só (e sempre) nas células tests e answer")
+        src = cell.source
+        if cell.cell_type == "code":
+            src = _INCLUIR_PY.sub(lambda m: _comum(m[1], "py", origem), src)
+        if cell.cell_type == "markdown":
+            src = _INCLUIR_MD.sub(lambda m: _comum(m[1], "md", origem).replace("{arquivo}", f"{slug}.ipynb"), src)
+            ultimo_titulo = _titulo_da_tarefa(src) or ultimo_titulo
+            if role == "answer":
+                src = f"### BEGIN SOLUTION\n{src}\n### END SOLUTION"
+                new = nbformat.v4.new_markdown_cell(src, metadata=_meta(gid, solution=True, grade=True,
+                                                                         points=points))
+            elif role is None:
+                new = nbformat.v4.new_markdown_cell(src, metadata=_meta(gid, locked=True))
+            else:
+                raise FonteInvalida(f"{origem}: célula de texto com papel {role}")
+        elif role == "setup":
+            new = nbformat.v4.new_code_cell(f"{TITULO_PREPARACAO}\n{src.rstrip()}\n\n{CONFERIR}",
+                                            metadata=_meta(gid, locked=True))
+            new.metadata["jupyter"] = {"source_hidden": True}  # JupyterLab, Notebook 7
+            new.metadata["cellView"] = "form"  # Colab: mostra só a linha `# @title`
+        elif role == "solution":
+            if "### BEGIN SOLUTION" not in src:
+                raise FonteInvalida(f"{origem} ({gid}): célula solution sem ### BEGIN SOLUTION")
+            new = nbformat.v4.new_code_cell(src, metadata=_meta(gid, solution=True))
+        elif role == "tests":
+            secao = cell.metadata.get("secao") or _capitulo(fonte, slug)
+            tarefa = Tarefa(len(tarefas) + 1, gid, ultimo_titulo, int(points), secao)
+            tarefas.append(tarefa)
+            new = nbformat.v4.new_code_cell(_celula_de_testes(src, tarefa, origem),
+                                            metadata=_meta(gid, grade=True, locked=True, points=points))
+            new.metadata["tags"] = ["raises-exception"]
+        elif role == "scoreboard":
+            new = nbformat.v4.new_code_cell(src, metadata=_meta(gid, locked=True))
+        else:
+            new = nbformat.v4.new_code_cell(src, metadata=_meta(gid, locked=True))
+        new.id = gid
+        nb.cells.append(new)
+    nbformat.validate(nb)
+    return nb
 
-    def entrega(self, extra: str = ""):
-        """Última célula: que arquivo entregar e como, em cada ambiente."""
-        arquivo = f"{self.slug}.ipynb"
-        self.md(
-            "## Entrega\n\n"
-            "Antes de entregar, reinicie o kernel e rode tudo (*Kernel → Restart Kernel and Run All "
-            "Cells*; no Colab, *Ambiente de execução → Reiniciar e executar tudo*) e veja quais células "
-            "de testes dizem \"testes visíveis passaram\". Uma tarefa que falha não impede as outras de "
-            "rodar nem de valer pontos.\n\n"
-            f"Entregue **este caderno**, o arquivo `{arquivo}`, com o nome que ele já tem:\n\n"
-            "- **JupyterHub do curso** (aba *Assignments*): salve (*File → Save Notebook*) e clique em "
-            "*Submit* na tarefa;\n"
-            "- **JupyterLab ou Jupyter Notebook no seu computador**: salve e envie o arquivo "
-            f"`{arquivo}` da pasta onde você o abriu (ou *File → Download*) pelo sistema da disciplina;\n"
-            "- **Google Colab**: *Arquivo → Fazer download → Baixar o .ipynb* (em inglês, *File → Download "
-            f"→ Download .ipynb*) e envie o arquivo baixado, renomeado para `{arquivo}` se o Colab "
-            "tiver mudado o nome.\n\n"
-            "Não apague nem edite as células de teste: na correção elas são restauradas, e os testes "
-            "ocultos rodam sobre as suas funções." + (f"\n\n{extra}" if extra else ""),
-            grade_id="entrega",
-        )
 
-    @property
-    def path(self) -> Path:
-        return ROOT / "solutions" / self.slug / f"{self.slug}.ipynb"
+def _capitulo(fonte, slug: str) -> str:
+    """A seção do livro de uma tarefa sem `secao`: o capítulo do caderno (do título)."""
+    for c in fonte.cells:
+        if c.cell_type == "markdown":
+            m = re.search(r"^#\s+(Capítulo\s+\d+)\s*[—:-]\s*(.+)$", c.source, re.M)
+            if m:
+                titulo = re.sub(r"[\s:,]*\$[^$]*\$", "", m[2]).strip()    # sem fórmulas (texto puro)
+                return f"{m[1]} do livro, {titulo}"
+    return slug
 
-    def save(self) -> Path:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.validate(self.nb)
-        nbformat.write(self.nb, self.path)
-        return self.path
+
+def _celula_de_testes(src: str, tarefa: Tarefa, origem: str) -> str:
+    """Avisa o placar no começo e no fim da parte visível (Tarefa N: testes visíveis passaram.)."""
+    if _AVISO.search(src) or "_visiveis_passaram(" in src or "_tarefa(" in src:
+        raise FonteInvalida(f"{origem}: o aviso do placar é posto pelo mapeador; tire-o da fonte")
+    inicio = f"_tarefa({tarefa.numero}, {tarefa.titulo!r}, {tarefa.grade_id!r}, {tarefa.secao!r})"
+    visivel, oculto, resto = src.partition(HIDDEN)
+    src = f"{inicio}\n{visivel.rstrip()}\n_visiveis_passaram({tarefa.numero})\n{oculto}{resto}"
+    return src.rstrip("\n")
+
+
+def sources() -> list[Path]:
+    """As fontes dos cadernos, em ordem (autograder/fontes/NN-slug.md)."""
+    return sorted(p for p in FONTES.glob("[0-9][0-9]-*.md"))
+
+
+def solution_path(slug: str, root: Path = ROOT) -> Path:
+    return root / "solutions" / slug / f"{slug}.ipynb"
+
+
+def write(path: Path, root: Path = ROOT) -> Path:
+    """Escreve solutions/<slug>/<slug>.ipynb a partir da fonte `path`."""
+    out = solution_path(path.stem, root)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(build(path), out)
+    return out

@@ -4,7 +4,7 @@
     python -m autograder.release 01-pontuacoes
 
 Passos: (1) reescreve solutions/ a partir das fontes em texto
-(autograder/fontes/capNN.py); (2) roda `nbgrader generate_assignment` com um
+(autograder/fontes/NN-slug.md, MyST); (2) roda `nbgrader generate_assignment` com um
 gradebook temporário (nada de banco de dados no repositório); (3) normaliza o
 resultado (sem saídas, sem metadados voláteis), para que duas gerações deem
 arquivos idênticos byte a byte e um teste possa comparar com o que está
@@ -41,17 +41,22 @@ def assignments() -> list[str]:
 
 
 def normalize(path: Path) -> None:
-    """Tira o que muda de uma geração para outra e grava em formato estável."""
+    """Tira o que muda de uma geração para outra e grava em formato estável.
+
+    nbformat 4.5 com o id de cada célula igual ao seu grade_id (estável entre
+    gerações): sem ids, o JupyterLab os cria ao abrir e marca o caderno como
+    modificado."""
     nb = nbformat.read(path, as_version=4)
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
-        cell.pop("id", None)
+        cell.id = cell.metadata["nbgrader"]["grade_id"]
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
         cell.metadata.pop("execution", None)
         cell.metadata.pop("collapsed", None)
-    nb.nbformat_minor = 4  # sem ids de célula: diffs estáveis
+    nb.nbformat_minor = 5
+    nbformat.validate(nb)
     text = json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     path.write_text(text, encoding="utf-8")
 

@@ -32,7 +32,7 @@ from autograder import sandbox
 from autograder.course import Workspace
 from autograder.deadlines import LatePolicy, load_deadlines, update_deadlines
 from autograder.exports import CsvFormat, identities, read_roster, record_identities, write_csv
-from autograder.nbbuild import Notebook
+from autograder.nbbuild import MYST_HEADER, build_text
 from autograder.submissions import collect, parse_time
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,30 +57,92 @@ ROSTER = ("student_id;name;email;participant;sis_id;section\n"
 
 
 def build(solutions: Path, slug: str) -> None:
-    """A tarefa de cenarios.py, com títulos de tarefa como os dos capítulos."""
-    nb = Notebook(slug, titulo=f"Tarefa {slug}")
-    nb.md("Complete as funções, $f(x) = 2x$ e $s_i = \\sum_j m_{ij}$.")
-    nb.setup("import numpy as np\nimport torch")
-    nb.md("## Tarefa 1 — o dobro (2 pontos)\n\nEscreva `dobro(x)`.")
-    nb.solution("def dobro(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION", grade_id="dobro")
-    nb.tests('conferir("dobro", dobro(np.arange(3.0)), np.array([0.0, 2.0, 4.0]))\n'
-             "### BEGIN HIDDEN TESTS\n"
-             f'conferir("dobro oculto {cenarios.SECRET}", dobro(np.array([-1.5])), np.array([-3.0]))\n'
-             "### END HIDDEN TESTS", grade_id="test_dobro", points=2)
-    nb.md("## Tarefa 2 — soma das linhas (3 pontos)")
-    nb.solution("def soma_linhas(m):\n    ### BEGIN SOLUTION\n    return m.sum(axis=1)\n    ### END SOLUTION",
-                grade_id="soma_linhas")
-    nb.tests("m = torch.arange(6.0).reshape(2, 3)\n"
-             'assert torch.allclose(soma_linhas(m), torch.tensor([3.0, 12.0])), "soma_linhas errada"\n'
-             "### BEGIN HIDDEN TESTS\n"
-             f'assert np.allclose(soma_linhas(np.ones((4, 5))), 5 * np.ones(4)), "{cenarios.SECRET}"\n'
-             "### END HIDDEN TESTS", grade_id="test_soma_linhas", points=3)
-    nb.md("## Tarefa 3 — por que o eixo 1? (1 ponto, correção manual)")
-    nb.written("Por que a soma é ao longo do eixo 1?", "Porque cada linha é um exemplo.",
-               grade_id="explique", points=1)
+    """A tarefa de cenarios.py, com títulos de tarefa como os dos capítulos (fonte MyST)."""
+    text = MYST_HEADER + f"""
++++ {{"grade_id": "titulo"}}
+
+# Tarefa {slug}
+
++++
+
+Complete as funções, $f(x) = 2x$ e $s_i = \\sum_j m_{{ij}}$.
+
+```{{code-cell}}
+:tags: [setup]
+:grade_id: preparacao
+
+import numpy as np
+import torch
+```
+
++++
+
+## Tarefa 1 — o dobro (2 pontos)
+
+Escreva `dobro(x)`.
+
+```{{code-cell}}
+:tags: [solution]
+:grade_id: dobro
+
+def dobro(x):
+    ### BEGIN SOLUTION
+    return 2 * x
+    ### END SOLUTION
+```
+
+```{{code-cell}}
+:tags: [tests]
+:grade_id: test_dobro
+:points: 2
+
+conferir("dobro", dobro(np.arange(3.0)), np.array([0.0, 2.0, 4.0]))
+### BEGIN HIDDEN TESTS
+conferir("dobro oculto {cenarios.SECRET}", dobro(np.array([-1.5])), np.array([-3.0]))
+### END HIDDEN TESTS
+```
+
++++
+
+## Tarefa 2 — soma das linhas (3 pontos)
+
+```{{code-cell}}
+:tags: [solution]
+:grade_id: soma_linhas
+
+def soma_linhas(m):
+    ### BEGIN SOLUTION
+    return m.sum(axis=1)
+    ### END SOLUTION
+```
+
+```{{code-cell}}
+:tags: [tests]
+:grade_id: test_soma_linhas
+:points: 3
+
+m = torch.arange(6.0).reshape(2, 3)
+assert torch.allclose(soma_linhas(m), torch.tensor([3.0, 12.0])), "soma_linhas errada"
+### BEGIN HIDDEN TESTS
+assert np.allclose(soma_linhas(np.ones((4, 5))), 5 * np.ones(4)), "{cenarios.SECRET}"
+### END HIDDEN TESTS
+```
+
++++
+
+## Tarefa 3 — por que o eixo 1? (1 ponto, correção manual)
+
++++ {{"grade_id": "explique_enunciado"}}
+
+Por que a soma é ao longo do eixo 1?
+
++++ {{"grade_id": "explique", "tags": ["answer"], "points": 1}}
+
+Porque cada linha é um exemplo.
+"""
     path = solutions / slug / f"{slug}.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb.nb, path)
+    nbformat.write(build_text(text, slug), path)
 
 
 def run_cli(*args, check=True) -> subprocess.CompletedProcess:

@@ -31,7 +31,7 @@ import pytest
 from autograder import job, sandbox
 from autograder.course import Workspace
 from autograder.executor import ExecSettings
-from autograder.nbbuild import Notebook
+from autograder.nbbuild import MYST_HEADER, build_text
 from autograder.tasks import GradeTask
 
 HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
@@ -53,40 +53,112 @@ LIMITS = {"cell_timeout": 5.0, "notebook_timeout": 40.0}
 
 
 def _build(sol: Path) -> None:
-    nb = Notebook(A, titulo="Reaproveitamento do corretor")
-    nb.setup("import os\nimport warnings\nimport numpy as np\nimport torch\ntorch.manual_seed(0)")
-    nb.solution("def dobro(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION", grade_id="dobro")
-    nb.tests('conferir("dobro", dobro(np.arange(3.0)), np.array([0.0, 2.0, 4.0]))\n'
-             "### BEGIN HIDDEN TESTS\n"
-             'conferir("dobro oculto", dobro(np.array([-1.5])), np.array([-3.0]))\n'
-             "### END HIDDEN TESTS", grade_id="test_dobro", points=2)
-    nb.tests('print("ambiente:", os.environ.get("AG_REUSO"), "histórico:", len(In), "sorteio:", torch.randn(2))\n'
-             'warnings.warn("aviso do teste")\n'
-             'os.environ["AG_REUSO"] = "sujo"\n'
-             "np.set_printoptions(precision=8)", grade_id="test_estado", points=1)
-    # o corretor marca o notebook (bandeira) ou estoura o tempo ele mesmo, conforme a resposta
-    nb.tests("_r = dobro(7.0)\n"
-             "if _r == 7.0:\n"
-             '    _autograder_harness.flag("dobro(7) deu 7")\n'
-             "elif _r == -7.0:\n"
-             "    import time\n"
-             "    time.sleep(60)", grade_id="test_regras", points=1)
-    nbformat.write(nb.nb, _path(sol, A))
+    """As duas tarefas, escritas como as fontes dos exercícios (MyST, autograder/fontes/README.md)."""
+    text = MYST_HEADER + """
++++ {"grade_id": "titulo"}
 
-    nb = Notebook(M, titulo="Modelo do corretor")
-    nb.setup("import sys\nimport types\nimport numpy as np\nimport torch\n"
-             'if "_cache_do_curso" not in sys.modules:      # cache de módulo: sobrevive ao reset do IPython\n'
-             '    _c = types.ModuleType("_cache_do_curso")\n'
-             "    _c.modelo = torch.nn.Linear(3, 1, bias=False)\n"
-             "    with torch.no_grad():\n"
-             "        _c.modelo.weight.fill_(1.0)\n"
-             '    sys.modules["_cache_do_curso"] = _c\n'
-             'modelo = sys.modules["_cache_do_curso"].modelo')
-    nb.solution("def aplica(m, x):\n    ### BEGIN SOLUTION\n    return m(x)\n    ### END SOLUTION",
-                grade_id="aplica")
-    nb.tests('assert torch.allclose(aplica(modelo, torch.ones(1, 3)), torch.tensor([[3.0]])), "aplica errada"',
-             grade_id="test_aplica", points=2)
-    nbformat.write(nb.nb, _path(sol, M))
+# Reaproveitamento do corretor
+
+```{code-cell}
+:tags: [setup]
+:grade_id: preparacao
+
+import os
+import warnings
+import numpy as np
+import torch
+torch.manual_seed(0)
+```
+
+```{code-cell}
+:tags: [solution]
+:grade_id: dobro
+
+def dobro(x):
+    ### BEGIN SOLUTION
+    return 2 * x
+    ### END SOLUTION
+```
+
+```{code-cell}
+:tags: [tests]
+:grade_id: test_dobro
+:points: 2
+
+conferir("dobro", dobro(np.arange(3.0)), np.array([0.0, 2.0, 4.0]))
+### BEGIN HIDDEN TESTS
+conferir("dobro oculto", dobro(np.array([-1.5])), np.array([-3.0]))
+### END HIDDEN TESTS
+```
+
+```{code-cell}
+:tags: [tests]
+:grade_id: test_estado
+:points: 1
+
+print("ambiente:", os.environ.get("AG_REUSO"), "histórico:", len(In), "sorteio:", torch.randn(2))
+warnings.warn("aviso do teste")
+os.environ["AG_REUSO"] = "sujo"
+np.set_printoptions(precision=8)
+```
+
+```{code-cell}
+:tags: [tests]
+:grade_id: test_regras
+:points: 1
+
+_r = dobro(7.0)
+if _r == 7.0:
+    _autograder_harness.flag("dobro(7) deu 7")
+elif _r == -7.0:
+    import time
+    time.sleep(60)
+```
+"""
+    # o corretor marca o notebook (bandeira) ou estoura o tempo ele mesmo, conforme a resposta (test_regras)
+    nbformat.write(build_text(text, A), _path(sol, A))
+
+    text = MYST_HEADER + """
++++ {"grade_id": "titulo"}
+
+# Modelo do corretor
+
+```{code-cell}
+:tags: [setup]
+:grade_id: preparacao
+
+import sys
+import types
+import numpy as np
+import torch
+if "_cache_do_curso" not in sys.modules:      # cache de módulo: sobrevive ao reset do IPython
+    _c = types.ModuleType("_cache_do_curso")
+    _c.modelo = torch.nn.Linear(3, 1, bias=False)
+    with torch.no_grad():
+        _c.modelo.weight.fill_(1.0)
+    sys.modules["_cache_do_curso"] = _c
+modelo = sys.modules["_cache_do_curso"].modelo
+```
+
+```{code-cell}
+:tags: [solution]
+:grade_id: aplica
+
+def aplica(m, x):
+    ### BEGIN SOLUTION
+    return m(x)
+    ### END SOLUTION
+```
+
+```{code-cell}
+:tags: [tests]
+:grade_id: test_aplica
+:points: 2
+
+assert torch.allclose(aplica(modelo, torch.ones(1, 3)), torch.tensor([[3.0]])), "aplica errada"
+```
+"""
+    nbformat.write(build_text(text, M), _path(sol, M))
 
 
 def _path(sol: Path, a: str) -> Path:

@@ -53,5 +53,6 @@ def test_notebook_uses_only_numpy_torch_triton(slug):
     code = "\n".join(_code_cells("exercises", slug))
     imports = set(re.findall(r"^\s*(?:import|from)\s+([a-zA-Z_]\w*)", code, re.M))
     # IPython e types: o conferir (traceback sem os quadros do próprio conferir); todo kernel Jupyter tem o IPython.
+    # hashlib: a semente dos testes ocultos (_semente_oculta).
     assert imports <= {"math", "os", "sys", "numpy", "torch", "triton", "contextlib", "warnings", "inspect",
-                       "IPython", "types"}, imports
+                       "IPython", "types", "hashlib"}, imports

@@ -24,6 +24,7 @@ import pytest
 
 from autograder import fontes, release
 from autograder.nbbuild import CONFERIR
+from exercicios_errados import ERRADO
 
 ROOT = Path(__file__).resolve().parent.parent
 SLUGS = release.assignments()
@@ -68,15 +69,25 @@ def _secret_lines(slug) -> list[str]:
     return [s for s in secret if len(s) >= 30 and s not in visible_set and not s.startswith("#")]
 
 
-def test_every_source_module_matches_its_notebook():
-    mods = {m.SLUG: m for m in fontes.modules()}
-    assert sorted(mods) == SLUGS, "cada pasta de solutions/ precisa de um autograder/fontes/capNN.py"
-    for slug, mod in mods.items():
-        built = mod.build().nb
-        on_disk = _source_nb(slug)
-        assert [c.source for c in built.cells] == [c.source for c in on_disk.cells], (
-            f"solutions/{slug} difere da fonte {mod.__name__}: rode `make release`"
+def test_every_source_matches_its_notebook(tmp_path):
+    assert fontes.slugs() == SLUGS, "cada pasta de solutions/ precisa de um autograder/fontes/NN-slug.md"
+    for p in fontes.build_all(root=tmp_path):
+        release.normalize(p)
+        committed = ROOT / p.relative_to(tmp_path)
+        assert p.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), (
+            f"{committed.relative_to(ROOT)} difere da fonte autograder/fontes/{p.stem}.md: rode `make release`"
         )
+
+
+@pytest.mark.parametrize("where", ("solutions", "exercises"))
+def test_notebooks_have_stable_cell_ids_so_jupyterlab_does_not_mark_them_modified(where):
+    """nbformat 4.5 com o id de cada célula igual ao seu grade_id: o JupyterLab não cria ids ao abrir."""
+    for slug in SLUGS:
+        raw = json.loads((ROOT / where / slug / f"{slug}.ipynb").read_text(encoding="utf-8"))
+        assert (raw["nbformat"], raw["nbformat_minor"]) == (4, 5), slug
+        ids = [c.get("id") for c in raw["cells"]]
+        assert ids == [c["metadata"]["nbgrader"]["grade_id"] for c in raw["cells"]], slug
+        assert len(set(ids)) == len(ids), slug
 
 
 def test_release_is_exactly_a_fresh_generate_assignment(tmp_path):
@@ -136,10 +147,9 @@ def _blank(slug) -> nbformat.NotebookNode:
 
 def _wrong(slug) -> nbformat.NotebookNode:
     """Resposta plausível e errada: a da fonte (ERRADO) ou a última solução em branco."""
-    mod = {m.SLUG: m for m in fontes.modules()}[slug]
     nb = _source_nb(slug)
     blank = {c.metadata["nbgrader"]["grade_id"]: c.source for c in _release_nb(slug).cells}
-    wrong = getattr(mod, "ERRADO", None)
+    wrong = ERRADO.get(slug)
     if wrong is None:
         sol = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
         wrong = {sol[-1].metadata["nbgrader"]["grade_id"]: blank[sol[-1].metadata["nbgrader"]["grade_id"]]}

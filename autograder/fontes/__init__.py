@@ -1,19 +1,27 @@
-"""Fontes em texto dos notebooks do nbgrader.
+"""Fontes dos cadernos do nbgrader: um MyST Markdown por caderno (`NN-slug.md`).
 
-Cada módulo `capNN.py` define `build() -> autograder.nbbuild.Notebook`.
-`python -m autograder.fontes` reescreve solutions/<slug>/<slug>.ipynb a partir
-deles; `make release` faz isso e depois gera exercises/ com o nbgrader.
+O formato está em README.md, nesta pasta. `python -m autograder.fontes`
+reescreve solutions/<slug>/<slug>.ipynb a partir delas; `make release` faz
+isso e depois gera exercises/ com o nbgrader.
 """
 
-import importlib
-import pkgutil
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+from autograder import nbbuild
 
 
-def modules():
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if info.name.startswith("cap"):
-            yield importlib.import_module(f"{__name__}.{info.name}")
+def slugs() -> list[str]:
+    return [p.stem for p in nbbuild.sources()]
 
 
-def build_all():
-    return [m.build().save() for m in modules()]
+def load(slug: str) -> nbformat.NotebookNode:
+    """O notebook de solutions/ do caderno `slug`, feito agora da fonte (sem gravar)."""
+    return nbbuild.build(nbbuild.FONTES / f"{slug}.md")
+
+
+def build_all(root: Path = nbbuild.ROOT) -> list[Path]:
+    return [nbbuild.write(p, root) for p in nbbuild.sources()]

@@ -1,14 +1,3 @@
-"""Trechos comuns aos exercícios dos capítulos 9 a 12 (não é um notebook).
-
-`IMPORTS` vai na célula de preparação de cada notebook, antes de `conferir.py`:
-os imports do aluno e verificações curtas usadas pelos testes, para que uma
-resposta em branco, do tipo errado ou que forma a matriz T x T inteira dê uma
-mensagem em português em vez de um erro obscuro no meio do teste. As regras
-sobre como a função calcula (`_sem_atalhos`, `_sem_matriz_TxT`) são
-observadores de autograder/conferir.py.
-"""
-
-IMPORTS = '''\
 import math
 
 import numpy as np
@@ -46,4 +35,3 @@ def _atencao_ingenua(q, k, v, causal):
         futuro = torch.arange(m)[None, :] > torch.arange(T)[:, None]  # (T, m), True = proibido
         s = s.masked_fill(futuro, -inf)
     return torch.softmax(s, dim=-1) @ v, torch.logsumexp(s, dim=-1)
-'''
