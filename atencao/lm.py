@@ -12,11 +12,17 @@ O que este arquivo promete:
   validação com que a ficha foi medida, que o curso traz
   em `atencao/data/`, gerados por `make weights` (`python -m atencao.lm`).
   Os pesos são um dicionário de tensores salvo com `torch.save` e lido com
-  `weights_only=True` (nenhum código é executado ao carregar).
-- `attention_maps` e `head_scores`: os pesos de atenção de todas as cabeças
-  (pelo `Tracer`) e três pontuações que dão nome a uma cabeça: olhar o token
-  anterior, olhar o primeiro token, e indução (numa sequência repetida, olhar o
-  token que veio depois da ocorrência anterior do token atual).
+  `weights_only=True` (nenhum código é executado ao carregar). Os formatos
+  dos arquivos estão em atencao/data/README.md.
+- `load_corpus()` e `load_curve()`: o corpus congelado com os pesos (o que o
+  capítulo 8 avalia, por mais que o livro mude depois) e a curva de treino;
+  `corpus_status()` diz se a prosa do livro mudou desde o congelamento (um
+  aviso, não um erro: o livro muda todo dia, e os números continuam os do
+  corpus congelado; o que o teste exige é que pesos, ficha e corpus concordem).
+- `attention_maps`, `head_scores` e `ablate_head`: os pesos de atenção de todas
+  as cabeças numa passada (pelo `Tracer`), as pontuações que podem dar nome a
+  uma cabeça (token anterior, começo da palavra, primeiro token, indução) e a
+  ablação de uma cabeça (a sua fatia de attn.mix zerada por um gancho antes de W_O).
 
 Letras: L camadas, H cabeças de consulta, n posições, V vocabulário.
 """
@@ -52,11 +58,12 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 TOKENIZER_FILE, WEIGHTS_FILE, INFO_FILE = "tokenizer.json", "tiny_lm.pt", "tiny_lm.json"
 CORPUS_FILE, CURVE_FILE = "corpus.json", "training_curve.json"
 
-# Refazer `make weights` no mesmo texto dá a mesma perda de validação a menos
-# disto (nats/token). Medido em 2026-11-30 (torch 2.13.0 CPU, x86_64): com 1 e
-# com 2 threads os 600 passos deram pesos idênticos bit a bit (perda 3,6628 nas
-# duas). A folga cobre outra CPU ou outra biblioteca de BLAS, que somam em
-# outra ordem.
+# Refazer o treino sobre o corpus congelado (`python -m atencao.lm --frozen`, o
+# teste lento de tests/test_lm.py) dá a mesma perda de validação a menos disto
+# (nats/token). Com a mesma CPU, a mesma versão do torch e o mesmo número de
+# threads, os pesos saem idênticos bit a bit; a folga cobre outra CPU ou outra
+# biblioteca de BLAS, que somam em outra ordem (os pesos de atencao/data deram
+# 3,5386 com 1 thread, torch 2.13.0 CPU, x86_64).
 REPRO_TOLERANCE = 0.01
 
 
