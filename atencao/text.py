@@ -157,8 +157,8 @@ _INLINE_AFTER = [
     (re.compile(r"\*\*|__|(?<!\w)[*_]|[*_](?!\w)"), ""),  # ênfase
 ]
 # pontuação solta: depois de espaço e antes de espaço ou do fim (" , ", " ."), ")" depois de
-# espaço, "( " e "()"; " .ipynb", " ...", " :]" (código no texto) não são buracos
-_ORPHAN = re.compile(r"(?<=\s)[,.;:!?](?=\s|$)|(?<=\s)\)|\(\s|\(\)")
+# espaço, "( " e "()" solto; " .ipynb", " ...", " :]" e "f()" (código no texto) não são buracos
+_ORPHAN = re.compile(r"(?<=\s)[,.;:!?](?=\s|$)|(?<=\s)\)|\(\s|(?<![\w)\]])\(\)")
 
 
 def orphan_punctuation(paragraph: str) -> list[str]:

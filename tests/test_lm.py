@@ -102,6 +102,7 @@ def test_orphan_punctuation_finds_the_holes_and_not_code():
     assert orphan_punctuation("o valor .")
     assert orphan_punctuation("Os passos ( tokens) levaram")
     assert not orphan_punctuation("baixe o .ipynb, veja x[..., i] e offs[None, :]; fim.")
+    assert orphan_punctuation("a função () devolve") and not orphan_punctuation("chame torch.Generator().manual_seed(0)")
 
 
 def test_corpus_is_the_course_prose_only(corpus):
