@@ -34,7 +34,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 # O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help publish pdf lab-aluno student-config weights
+.PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help publish pdf lab-aluno student-config weights weights-check
 
 help:
 	@echo "make book     constrói o livro (HTML em _build/html), executando todos os capítulos"
@@ -45,7 +45,8 @@ help:
 	@echo "make lab-aluno  copia os exercícios para $(EXERCICIOS) e abre o JupyterLab sem os menus do professor"
 	@echo "make pdf      imprime o livro inteiro em $(PDF) (Chromium), para ler sem internet"
 	@echo "make publish  constrói e publica _build/html no ramo $(PUBLISH_BRANCH) de $(PUBLISH_REMOTE) (GitHub Pages)"
-	@echo "make weights  treina o tokenizador e o modelo tiny na prosa do curso (atencao/data/)"
+	@echo "make weights  congela a prosa do curso e treina nela o tokenizador e o modelo tiny (atencao/data/)"
+	@echo "make weights-check  refaz o treino sobre o corpus congelado e confere a perda de validação"
 	@echo "make grade SUBMISSOES=pasta_ou_zip WORKSPACE=pasta   corrige uma turma"
 
 all: book
@@ -149,7 +150,14 @@ pdf: $(STAMP) $(APT_STAMP)
 clean:
 	rm -rf _build .pytest_cache
 
-# Pesos do modelo de linguagem do cap. 8 e 12: tokenizador BPE e modelo tiny
-# treinados na prosa do projeto (python -m atencao.lm). Grava atencao/data/.
+# Pesos do modelo de linguagem do cap. 8 e 12 (python -m atencao.lm): congela a prosa
+# do livro e dos cadernos em atencao/data/corpus.json (com os valores colados da última
+# construção do livro, em _build/: rode `make book` antes), treina o tokenizador BPE e
+# o modelo tiny nela e grava atencao/data/ (pesos, ficha, curva de treino). Avisa se o
+# corpus congelado era mais velho que o livro. `make weights-check` refaz o treino sobre
+# o corpus já congelado e confere que a perda de validação é a mesma (REPRO_TOLERANCE).
 weights: $(STAMP)
 	$(BIN)/python -m atencao.lm
+
+weights-check: $(STAMP)
+	ATENCAO_REFAZ_PESOS=1 $(BIN)/python -m pytest -q tests/test_lm.py -k reproduces

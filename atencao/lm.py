@@ -12,11 +12,17 @@ O que este arquivo promete:
   validação com que a ficha foi medida, que o curso traz
   em `atencao/data/`, gerados por `make weights` (`python -m atencao.lm`).
   Os pesos são um dicionário de tensores salvo com `torch.save` e lido com
-  `weights_only=True` (nenhum código é executado ao carregar).
-- `attention_maps` e `head_scores`: os pesos de atenção de todas as cabeças
-  (pelo `Tracer`) e três pontuações que dão nome a uma cabeça: olhar o token
-  anterior, olhar o primeiro token, e indução (numa sequência repetida, olhar o
-  token que veio depois da ocorrência anterior do token atual).
+  `weights_only=True` (nenhum código é executado ao carregar). Os formatos
+  dos arquivos estão em atencao/data/README.md.
+- `load_corpus()` e `load_curve()`: o corpus congelado com os pesos (o que o
+  capítulo 8 avalia, por mais que o livro mude depois) e a curva de treino;
+  `corpus_status()` diz se a prosa do livro mudou desde o congelamento (um
+  aviso, não um erro: o livro muda todo dia, e os números continuam os do
+  corpus congelado; o que o teste exige é que pesos, ficha e corpus concordem).
+- `attention_maps`, `head_scores` e `ablate_head`: os pesos de atenção de todas
+  as cabeças numa passada (pelo `Tracer`), as pontuações que podem dar nome a
+  uma cabeça (token anterior, começo da palavra, primeiro token, indução) e a
+  ablação de uma cabeça (a sua fatia de attn.mix zerada por um gancho antes de W_O).
 
 Letras: L camadas, H cabeças de consulta, n posições, V vocabulário.
 """
@@ -28,7 +34,10 @@ import dataclasses
 import json
 import math
 import platform
+import re
 import time
+from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,22 +45,25 @@ import torch
 import torch.nn.functional as F
 
 from .model import TinyConfig, TinyModel, Tracer
-from .text import BPETokenizer, Corpus, project_corpus
+from .text import ROOT, BPETokenizer, Corpus, project_corpus
 
 __all__ = [
-    "DATA_DIR", "REPRO_TOLERANCE", "TrainConfig", "LMInfo", "NGramLosses", "encode_splits", "random_batch", "lr_at",
-    "train_lm", "lm_loss", "ngram_losses", "save_lm", "load_lm", "attention_maps", "head_scores",
-    "make_weights",
+    "DATA_DIR", "REPRO_TOLERANCE", "TrainConfig", "LMInfo", "NGramLosses", "TrainingCurve", "CorpusStatus",
+    "encode_splits", "random_batch", "lr_at", "train_lm", "lm_loss", "ngram_losses", "bigram_sample",
+    "save_lm", "load_lm", "load_corpus", "load_curve", "corpus_status", "attention_maps", "word_starts",
+    "head_scores", "ablate_head", "ablation_deltas", "known_word_share", "vocabulary", "make_weights",
 ]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 TOKENIZER_FILE, WEIGHTS_FILE, INFO_FILE = "tokenizer.json", "tiny_lm.pt", "tiny_lm.json"
+CORPUS_FILE, CURVE_FILE = "corpus.json", "training_curve.json"
 
-# Refazer `make weights` no mesmo texto dá a mesma perda de validação a menos
-# disto (nats/token). Medido em 2026-11-30 (torch 2.13.0 CPU, x86_64): com 1 e
-# com 2 threads os 600 passos deram pesos idênticos bit a bit (perda 3,6628 nas
-# duas). A folga cobre outra CPU ou outra biblioteca de BLAS, que somam em
-# outra ordem.
+# Refazer o treino sobre o corpus congelado (`python -m atencao.lm --frozen`, o
+# teste lento de tests/test_lm.py) dá a mesma perda de validação a menos disto
+# (nats/token). Com a mesma CPU, a mesma versão do torch e o mesmo número de
+# threads, os pesos saem idênticos bit a bit; a folga cobre outra CPU ou outra
+# biblioteca de BLAS, que somam em outra ordem (os pesos de atencao/data deram
+# 3,5386 com 1 thread, torch 2.13.0 CPU, x86_64).
 REPRO_TOLERANCE = 0.01
 
 
@@ -59,7 +71,7 @@ REPRO_TOLERANCE = 0.01
 class TrainConfig:
     """Hiperparâmetros do treino de `make weights` (os padrões são os dos pesos do curso)."""
 
-    steps: int = 600  # passos de otimização (~11 passadas pelo treino)
+    steps: int = 600  # passos de otimização
     batch_size: int = 8  # B: janelas por passo
     context: int = 128  # T: tokens por janela (e o contexto máximo usado na avaliação)
     lr: float = 3e-3  # passo de aprendizado máximo
@@ -68,18 +80,20 @@ class TrainConfig:
     weight_decay: float = 0.1  # decaimento de peso do AdamW (só nas matrizes)
     clip: float = 1.0  # norma máxima do gradiente
     seed: int = 0  # semente dos pesos iniciais e dos lotes
+    eval_every: int = 25  # a curva de treino mede as perdas a cada tantos passos (não muda o treino)
 
 
 @dataclass(frozen=True)
 class LMInfo:
     """A ficha dos pesos: de que corpus vieram, com que treino e que perda deram."""
 
-    corpus_sha256: str
+    corpus_sha256: str  # o texto congelado em corpus.json (Corpus.sha256)
+    corpus_source_sha256: str  # a prosa do livro de que ele veio (Corpus.source_sha256)
     val_loss: float  # nats por token, na validação do corpus de corpus_sha256
     train_tokens: int
     val_tokens: int
-    train_seconds: float  # tempo de relógio do treino
-    train_cpu_seconds: float  # tempo de CPU do processo (somando as threads): mede menos a disputa pela máquina
+    train_seconds: float  # tempo de relógio do treino (sem as medidas da curva)
+    train_cpu_seconds: float  # tempo de CPU do processo (somando as threads), sem as medidas da curva
     threads: int
     torch_version: str
     model: dict  # campos de TinyConfig
@@ -93,6 +107,24 @@ class NGramLosses:
     unigram: float  # P(b) com suavização add-1
     bigram: float  # P(b | a) com suavização add-k
     k: float  # o k do bigrama (o melhor numa grade, escolhido na própria validação)
+
+
+@dataclass(frozen=True)
+class TrainingCurve:
+    """A curva de treino gravada por `make weights` (training_curve.json)."""
+
+    batch_loss: list[float]  # perda do lote de cada passo (passos 1, 2, ..., steps)
+    eval_steps: list[int]  # passos em que as perdas abaixo foram medidas (0 = antes do treino)
+    train_loss: list[float]  # perda num trecho fixo do treino, do tamanho da validação
+    val_loss: list[float]  # perda na validação inteira
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(dataclasses.asdict(self), separators=(",", ":")) + "\n",
+                              encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TrainingCurve":
+        return cls(**json.loads(Path(path).read_text(encoding="utf-8")))
 
 
 def _check_ids(name: str, ids) -> torch.Tensor:
@@ -129,11 +161,14 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
 
 
 def train_lm(model: TinyModel, train_ids: torch.Tensor, cfg: TrainConfig = TrainConfig(),
-             log_every: int = 0, val_ids: torch.Tensor | None = None) -> list[float]:
+             log_every: int = 0, val_ids: torch.Tensor | None = None,
+             on_eval: Callable[[int], None] | None = None) -> list[float]:
     """Treina `model` em janelas sorteadas de train_ids; devolve a perda de cada passo.
 
     Com log_every > 0, imprime a perda a cada log_every passos (e a de
-    validação, se val_ids vier; medir não muda o treino).
+    validação, se val_ids vier). `on_eval(passo)` é chamada antes do treino
+    (passo 0), a cada cfg.eval_every passos e no fim, com o modelo em modo de
+    avaliação; medir não muda o treino (nem o sorteio dos lotes).
     """
     train_ids = _check_ids("train_ids", train_ids)
     decay = [p for p in model.parameters() if p.ndim >= 2]  # matrizes e embeddings
@@ -143,7 +178,15 @@ def train_lm(model: TinyModel, train_ids: torch.Tensor, cfg: TrainConfig = Train
                             lr=cfg.lr, betas=(0.9, 0.95), eps=1e-8)
     gen = torch.Generator().manual_seed(cfg.seed + 1)
     V = model.config.vocab_size
+
+    def evaluate(step: int) -> None:
+        if on_eval is not None:
+            model.eval()
+            on_eval(step)
+            model.train()
+
     model.train()
+    evaluate(0)
     losses = []
     for step in range(cfg.steps):
         for group in opt.param_groups:
@@ -156,6 +199,8 @@ def train_lm(model: TinyModel, train_ids: torch.Tensor, cfg: TrainConfig = Train
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
         opt.step()
         losses.append(loss.item())
+        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
+            evaluate(step + 1)
         if log_every and (step + 1) % log_every == 0:
             val = "" if val_ids is None else f"  validação {lm_loss(model, val_ids, cfg.context):.3f}"
             print(f"passo {step + 1:5d}  perda {loss.item():.3f}{val}  lr {lr_at(step, cfg):.2e}", flush=True)
@@ -164,25 +209,39 @@ def train_lm(model: TinyModel, train_ids: torch.Tensor, cfg: TrainConfig = Train
 
 
 @torch.no_grad()
-def lm_loss(model: TinyModel, ids: torch.Tensor, context: int = 128) -> float:
+def lm_loss(model: TinyModel, ids: torch.Tensor, context: int = 128, chunk: int = 16) -> float:
     """Entropia cruzada média (nats/token) prevendo ids[1:], em janelas seguidas de `context` tokens.
 
     A janela j lê ids[jT : jT + T] e prevê ids[jT + 1 : jT + T + 1]: cada token
     a partir do segundo é previsto uma vez, com de 1 a T tokens de contexto.
+    As janelas completas passam em lotes de `chunk` (a mesma conta, mais rápida).
     """
     ids = _check_ids("ids", ids)
     if ids.numel() < 2:
         raise ValueError("são precisos pelo menos 2 tokens para medir a perda")
     was = model.training
     model.eval()
+    n_full = (ids.numel() - 1) // context  # janelas com T + 1 tokens
     total, count = 0.0, 0
-    for s in range(0, ids.numel() - 1, context):
-        w = ids[s: s + context + 1]  # (<= T + 1,)
-        logits = model(w[None, :-1])[0]  # (n, V)
-        total += F.cross_entropy(logits, w[1:], reduction="sum").item()
-        count += w.numel() - 1
+    if n_full:
+        win = ids[torch.arange(n_full)[:, None] * context + torch.arange(context + 1)]  # (J, T + 1)
+        for c in range(0, n_full, chunk):
+            w = win[c:c + chunk]
+            logits = model(w[:, :-1])  # (b, T, V)
+            total += F.cross_entropy(logits.flatten(0, 1), w[:, 1:].flatten(), reduction="sum").item()
+            count += w[:, 1:].numel()
+    rest = ids[n_full * context:]
+    if rest.numel() >= 2:
+        logits = model(rest[None, :-1])[0]  # (n, V)
+        total += F.cross_entropy(logits, rest[1:], reduction="sum").item()
+        count += rest.numel() - 1
     model.train(was)
     return total / count
+
+
+def _bigram_table(train_ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    V = int(vocab_size)
+    return torch.bincount(train_ids[:-1] * V + train_ids[1:], minlength=V * V).double().view(V, V)  # (V, V)
 
 
 def ngram_losses(train_ids: torch.Tensor, val_ids: torch.Tensor, vocab_size: int,
@@ -198,20 +257,38 @@ def ngram_losses(train_ids: torch.Tensor, val_ids: torch.Tensor, vocab_size: int
     p_uni = (uni + 1) / (uni.sum() + V)
     prev, nxt = val_ids[:-1], val_ids[1:]  # os mesmos alvos de lm_loss
     unigram = -p_uni[nxt].log().mean().item()
-    pairs = torch.bincount(train_ids[:-1] * V + train_ids[1:], minlength=V * V).double().view(V, V)
+    pairs = _bigram_table(train_ids, V)
     row = pairs.sum(1)  # (V,): c(a) como primeiro de um par
     c_ab, c_a = pairs[prev, nxt], row[prev]  # (N,) cada
     best = min((-((c_ab + k) / (c_a + k * V)).log().mean().item(), k) for k in ks)
     return NGramLosses(unigram=unigram, bigram=best[0], k=best[1])
 
 
+def bigram_sample(train_ids: torch.Tensor, vocab_size: int, k: float, start: torch.Tensor, n_new: int,
+                  generator: torch.Generator) -> torch.Tensor:
+    """Continua start (B, T0) com n_new tokens sorteados do bigrama add-k: (B, T0 + n_new)."""
+    probs = _bigram_table(_check_ids("train_ids", train_ids), vocab_size) + k  # (V, V)
+    probs = probs / probs.sum(1, keepdim=True)
+    out = [start]
+    last = start[:, -1]  # (B,)
+    for _ in range(n_new):
+        last = torch.multinomial(probs[last], 1, generator=generator).squeeze(1)  # (B,)
+        out.append(last[:, None])
+    return torch.cat(out, dim=1)
+
+
+# --------------------------------------------------------------------------
+# os arquivos de atencao/data
+# --------------------------------------------------------------------------
+
 def save_lm(model: TinyModel, tokenizer: BPETokenizer, info: LMInfo, val_ids: torch.Tensor,
-            out_dir: str | Path = DATA_DIR) -> None:
-    """Grava tokenizer.json, tiny_lm.pt (tensores) e tiny_lm.json (a ficha).
+            out_dir: str | Path = DATA_DIR, corpus: Corpus | None = None,
+            curve: TrainingCurve | None = None) -> None:
+    """Grava tokenizer.json, tiny_lm.pt (tensores), tiny_lm.json (a ficha), corpus.json e a curva.
 
     tiny_lm.pt guarda {"state": pesos, "val_ids": a validação usada em
-    info.val_loss}: com ela a perda registrada pode ser conferida mesmo depois
-    que o texto do livro mudar.
+    info.val_loss}; corpus.json é o texto congelado de onde saíram o
+    tokenizador, o treino e a validação.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -221,6 +298,10 @@ def save_lm(model: TinyModel, tokenizer: BPETokenizer, info: LMInfo, val_ids: to
     torch.save({"state": state, "val_ids": _check_ids("val_ids", val_ids).clone()}, out / WEIGHTS_FILE)
     (out / INFO_FILE).write_text(json.dumps(dataclasses.asdict(info), indent=1, ensure_ascii=False) + "\n",
                                  encoding="utf-8")
+    if corpus is not None:
+        corpus.save(out / CORPUS_FILE)
+    if curve is not None:
+        curve.save(out / CURVE_FILE)
 
 
 def load_lm(data_dir: str | Path = DATA_DIR) -> tuple[BPETokenizer, TinyModel, LMInfo, torch.Tensor]:
@@ -243,38 +324,123 @@ def load_lm(data_dir: str | Path = DATA_DIR) -> tuple[BPETokenizer, TinyModel, L
     return tokenizer, model.eval(), info, saved["val_ids"]
 
 
+def load_corpus(data_dir: str | Path = DATA_DIR) -> Corpus:
+    """O corpus congelado com os pesos (atencao/data/corpus.json): o que o capítulo 8 avalia."""
+    return Corpus.load(Path(data_dir) / CORPUS_FILE)
+
+
+def load_curve(data_dir: str | Path = DATA_DIR) -> TrainingCurve:
+    """A curva de treino gravada por `make weights`."""
+    path = Path(data_dir) / CURVE_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"curva de treino não encontrada em {path}: gere com `make weights`")
+    return TrainingCurve.load(path)
+
+
+@dataclass(frozen=True)
+class CorpusStatus:
+    """O corpus congelado comparado com a prosa atual do livro (quando o livro está por perto)."""
+
+    frozen_source_sha256: str
+    book_source_sha256: str | None  # None: não há book/ aqui (o pacote instalado, o caderno baixado)
+
+    @property
+    def stale(self) -> bool | None:
+        """True: a prosa do livro mudou depois do congelamento; None: não dá para saber."""
+        return None if self.book_source_sha256 is None else self.book_source_sha256 != self.frozen_source_sha256
+
+    def message(self) -> str:
+        if self.stale is None:
+            return "o texto do livro não está aqui; os números vêm só do corpus congelado com os pesos"
+        if self.stale:
+            return ("a prosa do livro mudou depois que o corpus foi congelado com os pesos; os números desta "
+                    "página continuam os do corpus congelado (`make weights` congela o texto novo e treina de novo)")
+        return "o corpus congelado com os pesos é a prosa atual do livro"
+
+
+def corpus_status(data_dir: str | Path = DATA_DIR, root: str | Path = ROOT) -> CorpusStatus:
+    """Compara o `source_sha256` do corpus congelado com o da prosa de `root`/book, se existir."""
+    frozen = load_corpus(data_dir).source_sha256
+    if not (Path(root) / "book").is_dir():
+        return CorpusStatus(frozen, None)
+    return CorpusStatus(frozen, project_corpus(root, use_glue=False).source_sha256)
+
+
+# --------------------------------------------------------------------------
+# o que as cabeças fazem: pesos, pontuações e ablação
+# --------------------------------------------------------------------------
+
+class _AllHeads(Tracer):
+    """Um Tracer que guarda os pesos de TODAS as cabeças e de todo o lote: (B, H, n, m)."""
+
+    def _record(self, name: str, t: torch.Tensor) -> None:
+        if name == "attn.softmax":
+            self.snapshots[name] = t.detach().clone()
+
+
 @torch.no_grad()
 def attention_maps(model: TinyModel, idx: torch.Tensor) -> torch.Tensor:
-    """Pesos de atenção (attn.softmax) de todas as camadas e cabeças para idx (1, n): (L, H, n, n)."""
-    if not isinstance(idx, torch.Tensor) or idx.ndim != 2 or idx.shape[0] != 1:
-        raise ValueError(f"attention_maps espera idx com forma (1, n), veio "
+    """Pesos de atenção (attn.softmax) de todas as camadas e cabeças.
+
+    idx (1, n) -> (L, H, n, n); idx (B, n) com B > 1 -> (B, L, H, n, n).
+    Uma passada só: um Tracer por camada, todos ligados ao mesmo tempo.
+    """
+    if not isinstance(idx, torch.Tensor) or idx.ndim != 2:
+        raise ValueError(f"attention_maps espera idx com forma (B, n), veio "
                          f"{tuple(idx.shape) if isinstance(idx, torch.Tensor) else type(idx).__name__}")
-    c = model.config
-    maps = []
-    for layer in range(c.n_layers):
-        for head in range(c.n_heads):
-            tr = Tracer(model, layer=layer, head=head, names=["attn.softmax"])
-            with tr:
-                model(idx)
-            maps.append(tr["attn.softmax"])  # (n, n)
-    n = idx.shape[1]
-    return torch.stack(maps).view(c.n_layers, c.n_heads, n, n)  # (L, H, n, n)
+    tracers = [_AllHeads(model, layer=layer, names=["attn.softmax"]) for layer in range(model.config.n_layers)]
+    for tr in tracers:
+        tr.__enter__()
+    try:
+        model(idx)
+    finally:
+        for tr in tracers:
+            tr.__exit__(None, None, None)
+    maps = torch.stack([tr["attn.softmax"] for tr in tracers], dim=1)  # (B, L, H, n, n)
+    return maps[0] if idx.shape[0] == 1 else maps
 
 
-def head_scores(maps: torch.Tensor, period: int | None = None) -> dict[str, torch.Tensor]:
-    """Pontuações por cabeça, cada uma (L, H), médias sobre as consultas i >= 1.
+def word_starts(pieces: list[bytes]) -> list[int]:
+    """Para cada token (os seus bytes, `tokenizer.vocab[id]`), a posição do token que começa a sua
+    palavra: o último até ele que NÃO continua uma palavra (não começa com letra ASCII nem com um
+    byte >= 0x80 de uma letra acentuada), ou a posição 0."""
+    starts, cur = [], 0
+    for i, p in enumerate(pieces):
+        continues = bool(p) and (chr(p[0]).isalpha() and p[0] < 0x80 or p[0] >= 0x80)
+        if i == 0 or not continues:
+            cur = i
+        starts.append(cur)
+    return starts
 
-    - "anterior": peso em i - 1 (cabeça do token anterior);
-    - "primeiro": peso na posição 0 (cabeça que "estaciona" no primeiro token);
+
+def head_scores(maps: torch.Tensor, period: int | None = None,
+                starts: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """Pontuações por cabeça, médias sobre as consultas; maps (..., n, n) -> (...,) cada.
+
+    - "anterior": peso em i - 1, consultas i >= 1 (cabeça do token anterior);
+    - "primeiro": peso na posição 0, consultas i >= 1 (o "ralo");
+    - "comeco" (com `starts`, (..., n) ou (n,): o começo da palavra de cada
+      posição): peso em starts[i], nas consultas em que o começo da palavra
+      fica ANTES de i - 1 (onde essa hipótese e a do token anterior
+      discordam); "anterior_onde_discordam" é o peso em i - 1 nas mesmas
+      consultas, para comparar as duas no mesmo terreno;
     - "inducao" (só com `period` = R, para uma sequência em que o trecho de R
       tokens se repete): nas consultas da repetição, i >= R, peso em i - R + 1,
       o token que veio DEPOIS da ocorrência anterior do token atual.
     """
-    if maps.ndim != 4 or maps.shape[-1] != maps.shape[-2] or maps.shape[-1] < 2:
-        raise ValueError(f"head_scores espera pesos (L, H, n, n) com n >= 2, veio {tuple(maps.shape)}")
+    if maps.ndim < 2 or maps.shape[-1] != maps.shape[-2] or maps.shape[-1] < 2:
+        raise ValueError(f"head_scores espera pesos (..., n, n) com n >= 2, veio {tuple(maps.shape)}")
     n = maps.shape[-1]
     i = torch.arange(1, n)
     out = {"anterior": maps[..., i, i - 1].mean(-1), "primeiro": maps[..., i, 0].mean(-1)}
+    if starts is not None:
+        st = starts.to(torch.long).expand(*maps.shape[:-1])  # (..., n)
+        diverge = (st < torch.arange(n) - 1).to(maps.dtype)  # (..., n): consultas em que discordam
+        got = maps.gather(-1, st.unsqueeze(-1)).squeeze(-1)  # (..., n): peso no começo da palavra
+        prev = torch.cat([torch.zeros_like(maps[..., :1, 0]), maps[..., i, i - 1]], dim=-1)  # (..., n)
+        den = diverge.sum(-1).clamp(min=1)
+        out["comeco"] = (got * diverge).sum(-1) / den
+        out["anterior_onde_discordam"] = (prev * diverge).sum(-1) / den
     if period is not None:
         if not 1 <= period < n:
             raise ValueError(f"period deve estar entre 1 e n - 1 = {n - 1}, veio {period}")
@@ -283,43 +449,135 @@ def head_scores(maps: torch.Tensor, period: int | None = None) -> dict[str, torc
     return out
 
 
+@contextmanager
+def ablate_head(model: TinyModel, layer: int, head: int):
+    """Dentro do `with`, a saída da cabeça (layer, head) (a sua fatia de attn.mix) vale zero.
+
+    Um gancho antes de W_O zera as colunas head*d_k:(head+1)*d_k da
+    concatenação das cabeças; o resto do modelo roda como sempre.
+    """
+    c = model.config
+    if not (0 <= layer < c.n_layers and 0 <= head < c.n_heads):
+        raise ValueError(f"cabeça ({layer}, {head}) não existe: camadas 0 a {c.n_layers - 1}, "
+                         f"cabeças 0 a {c.n_heads - 1}")
+    d_k = c.d_k
+
+    def zero(_module, args):
+        (x,) = args  # (B, T, H * d_k)
+        x = x.clone()
+        x[..., head * d_k:(head + 1) * d_k] = 0
+        return (x,)
+
+    handle = model.blocks[layer].attn.w_o.register_forward_pre_hook(zero)
+    try:
+        yield model
+    finally:
+        handle.remove()
+
+
+def ablation_deltas(model: TinyModel, val_ids: torch.Tensor, context: int = 128) -> torch.Tensor:
+    """(L, H): quanto a perda de validação sobe ao zerar cada cabeça, uma de cada vez."""
+    base = lm_loss(model, val_ids, context)
+    c = model.config
+    out = torch.zeros(c.n_layers, c.n_heads)
+    for layer in range(c.n_layers):
+        for head in range(c.n_heads):
+            with ablate_head(model, layer, head):
+                out[layer, head] = lm_loss(model, val_ids, context) - base
+    return out
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def known_word_share(text: str, vocabulary: set[str]) -> tuple[float, int]:
+    """(fração das palavras de `text` que estão em `vocabulary`, número de palavras); minúsculas."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    if not words:
+        return float("nan"), 0
+    return sum(w in vocabulary for w in words) / len(words), len(words)
+
+
+def vocabulary(text: str) -> set[str]:
+    """As palavras (sequências de letras, em minúsculas) de um texto."""
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+# --------------------------------------------------------------------------
+# make weights
+# --------------------------------------------------------------------------
+
 def make_weights(cfg: TrainConfig = TrainConfig(), out_dir: str | Path = DATA_DIR,
-                 log_every: int = 100) -> LMInfo:
-    """Corpus -> tokenizador -> treino -> avaliação -> arquivos em out_dir (é o `make weights`)."""
-    corpus = project_corpus()
+                 log_every: int = 100, corpus: Corpus | None = None,
+                 glue_dir: str | Path | None = None) -> LMInfo:
+    """Corpus -> tokenizador -> treino (com a curva) -> avaliação -> arquivos em out_dir.
+
+    Sem `corpus`, extrai a prosa atual do livro (é o `make weights`); com ele
+    (o corpus congelado), refaz o treino sobre o mesmo texto.
+    """
+    if corpus is None:
+        corpus = project_corpus(glue_dir=glue_dir)
     tokenizer = BPETokenizer.train(corpus.train_text, TinyConfig().vocab_size)
     train_ids, val_ids = encode_splits(corpus, tokenizer)
+    train_probe = train_ids[:val_ids.numel()]  # um trecho fixo do treino, do tamanho da validação
     torch.manual_seed(cfg.seed)
     model = TinyModel(TinyConfig(vocab_size=tokenizer.vocab_size))
+    eval_steps, tr_curve, val_curve = [], [], []
+    spent = [0.0, 0.0]  # relógio e CPU gastos medindo a curva
+
+    def on_eval(step: int) -> None:
+        t, c = time.perf_counter(), time.process_time()
+        eval_steps.append(step)
+        tr_curve.append(lm_loss(model, train_probe, cfg.context))
+        val_curve.append(lm_loss(model, val_ids, cfg.context))
+        spent[0] += time.perf_counter() - t
+        spent[1] += time.process_time() - c
+
     t0, c0 = time.perf_counter(), time.process_time()
-    train_lm(model, train_ids, cfg, log_every=log_every, val_ids=val_ids)
-    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0  # inclui as medidas de validação do registro (~1 passo cada)
-    info = LMInfo(corpus_sha256=corpus.sha256, val_loss=lm_loss(model, val_ids, cfg.context),
+    batch = train_lm(model, train_ids, cfg, log_every=log_every, val_ids=val_ids if log_every else None,
+                     on_eval=on_eval)
+    seconds = time.perf_counter() - t0 - spent[0]
+    cpu = time.process_time() - c0 - spent[1]
+    info = LMInfo(corpus_sha256=corpus.sha256, corpus_source_sha256=corpus.source_sha256,
+                  val_loss=lm_loss(model, val_ids, cfg.context),
                   train_tokens=train_ids.numel(), val_tokens=val_ids.numel(), train_seconds=round(seconds, 1),
                   train_cpu_seconds=round(cpu, 1),
                   threads=torch.get_num_threads(), torch_version=torch.__version__,
                   model=dataclasses.asdict(model.config), train=dataclasses.asdict(cfg))
-    save_lm(model, tokenizer, info, val_ids, out_dir)
+    curve = TrainingCurve(batch_loss=batch, eval_steps=eval_steps, train_loss=tr_curve, val_loss=val_curve)
+    save_lm(model, tokenizer, info, val_ids, out_dir, corpus=corpus, curve=curve)
     return info
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m atencao.lm",
-        description="Treina o tokenizador e o modelo tiny na prosa do projeto e grava os pesos (make weights).")
+        description="Congela a prosa do livro, treina o tokenizador e o modelo tiny nela e grava tudo "
+                    "em atencao/data (make weights).")
     parser.add_argument("--steps", type=int, default=TrainConfig.steps, help="passos de treino")
     parser.add_argument("--out", default=str(DATA_DIR), help="pasta de saída (padrão: atencao/data)")
+    parser.add_argument("--frozen", action="store_true",
+                        help="treina de novo sobre o corpus congelado em atencao/data (confere a reprodução)")
+    parser.add_argument("--glue-dir", default=None,
+                        help="onde estão os .glue.json da construção do livro (padrão: _build/jupyter_execute)")
     args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error(f"--steps deve ser >= 1, veio {args.steps}")
     cfg = dataclasses.replace(TrainConfig(), steps=args.steps)
+    corpus = None
+    if args.frozen:
+        corpus = load_corpus()
+        print(f"corpus congelado: {corpus.sha256[:12]} ({len(corpus.paragraphs)} parágrafos)")
+    elif (DATA_DIR / CORPUS_FILE).is_file():
+        print(f"antes: {corpus_status().message()}")
     print(f"treinando com {torch.get_num_threads()} thread(s) em {platform.machine()}: {cfg}", flush=True)
-    info = make_weights(cfg, args.out)
-    bigram = ngram_losses(*encode_splits(project_corpus(), BPETokenizer.load(Path(args.out) / TOKENIZER_FILE)),
+    info = make_weights(cfg, args.out, corpus=corpus, glue_dir=args.glue_dir)
+    frozen = load_corpus(args.out)
+    bigram = ngram_losses(*encode_splits(frozen, BPETokenizer.load(Path(args.out) / TOKENIZER_FILE)),
                           info.model["vocab_size"]).bigram
     print(f"perda de validação {info.val_loss:.4f} (bigrama {bigram:.4f}); "
           f"treino: {info.train_seconds:.1f} s de relógio, {info.train_cpu_seconds:.1f} s de CPU; "
-          f"corpus {info.corpus_sha256[:12]}")
+          f"corpus {info.corpus_sha256[:12]} ({frozen.glue})")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,25 @@
-"""Texto de verdade para o modelo tiny: o corpus do próprio livro e um tokenizador BPE (cap. 8).
+r"""Texto de verdade para o modelo tiny: o corpus do próprio livro e um tokenizador BPE (cap. 8).
 
 O que este arquivo promete:
-- `project_corpus()`: o texto em português que o projeto escreveu: a prosa
-  das páginas `book/**/*.md` (sem cabeçalho jupytext, células e blocos de
-  código, matemática, marcação MyST, referências `glue`, tabelas e
-  comentários HTML), as células de texto dos cadernos de exercícios, o README,
-  o CONTRIBUTING e as docstrings do código. Determinístico: os mesmos arquivos
-  dão o mesmo texto, o mesmo hash e a mesma divisão treino/validação.
+- `project_corpus()`: o texto em português que o curso escreveu para ser lido:
+  a prosa das páginas `book/**/*.md` e das células de texto dos cadernos de
+  exercícios (`exercises/*/*.ipynb`). Nada de README, CONTRIBUTING ou
+  docstrings: o texto do corpus só muda quando muda a prosa do curso.
+  Saem o cabeçalho jupytext, as células e blocos de código, a matemática em
+  bloco, tabelas e comentários HTML. No meio do texto, a matemática simples
+  vira texto (`$i$` -> "i", `$j \le i$` -> "j ≤ i") e a complicada vira o
+  marcador FORMULA; cada `{glue:text}` vira o valor que a construção do livro
+  colou (lido de `_build/jupyter_execute/**/*.glue.json`) ou, sem livro
+  construído, o marcador VALOR; uma citação `{cite:p}` sai junto com o espaço
+  antes dela, e `{cite:t}` vira "Sobrenome et al.". Determinístico: os mesmos
+  arquivos dão o mesmo texto, o mesmo hash e a mesma divisão treino/validação.
 - A divisão é por parágrafo, pelo hash do próprio parágrafo: um parágrafo vai
   para a validação quando o seu SHA-256 é múltiplo de 10 (cerca de 10 %).
   Editar um parágrafo só pode mudar o lado desse parágrafo.
+- `Corpus.save` / `Corpus.load`: o corpus congelado junto com os pesos
+  (`atencao/data/corpus.json`), com o hash da prosa de que veio
+  (`source_sha256`, calculado sem os valores colados, para que só a prosa, e
+  não a construção do livro, o mude).
 - `BPETokenizer`: BPE em bytes (*byte-level*), como o do GPT-2. O vocabulário
   começa nos 256 bytes e cada fusão aprendida acrescenta um token; com 768
   fusões são os 1.024 tokens da configuração tiny. Qualquer texto UTF-8 vira
@@ -25,63 +35,164 @@ import hashlib
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Corpus", "project_corpus", "extract_prose", "BPETokenizer", "ROOT", "PRETOKEN_PATTERN"]
+__all__ = ["Corpus", "project_corpus", "extract_prose", "render_math", "orphan_punctuation", "load_glue",
+           "BPETokenizer", "ROOT", "PRETOKEN_PATTERN", "FORMULA", "VALOR", "CORPUS_FORMAT"]
 
 ROOT = Path(__file__).resolve().parent.parent  # a raiz do repositório
+FORMULA = "⟨fórmula⟩"  # matemática que não vira texto simples
+VALOR = "⟨valor⟩"  # um {glue:text} sem o livro construído
+CORPUS_FORMAT = "corpus-v1"
 
 # Diretivas cujo conteúdo é prosa (fica); todas as outras cercas são código ou
 # maquinaria do livro (saem inteiras: code-cell, literalinclude, math, ...).
 _PROSE_DIRECTIVES = {"admonition", "note", "warning", "tip", "important", "tab-set", "tab-item",
                      "glossary", "figure"}
 _FENCE = re.compile(r"^\s*(`{3,}|:{3,})\s*(?:\{([\w:-]+)\})?\s*(.*)$")
-_INLINE = [
-    (re.compile(r"\{(?:term|doc)\}`([^`<]*?)\s*(?:<[^`]*>)?`"), r"\1"),  # {term}`cabeças <cabeça>` -> cabeças
-    (re.compile(r"\{[\w:-]+\}`[^`]*`"), ""),  # {cite:p}`...`, {glue:text}`...`, outros papéis
-    (re.compile(r"\$\$.*?\$\$"), ""),  # matemática em bloco numa linha
-    (re.compile(r"(?<!\\)\$[^$]+\$"), ""),  # matemática no texto
+
+# --- matemática no texto -> texto ------------------------------------------
+
+_SYMBOLS = {
+    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "cdot": "·", "times": "×",
+    "approx": "≈", "to": "→", "infty": "∞", "sum": "Σ", "ell": "ℓ", "odot": "⊙", "dots": "…", "ldots": "…",
+    "cdots": "…", "in": "∈", "pi": "π", "tau": "τ", "alpha": "α", "beta": "β", "theta": "θ", "Delta": "Δ",
+    "lceil": "⌈", "rceil": "⌉", "lfloor": "⌊", "rfloor": "⌋", "log": "log", "exp": "exp", "max": "max",
+    "min": "min", "sim": "~", "pm": "±", "mid": "|", "prime": "′", "sigma": "σ", "mu": "μ", "lambda": "λ",
+    "epsilon": "ε", "varepsilon": "ε", "gamma": "γ", "delta": "δ", "phi": "φ", "partial": "∂",
+}
+_SPACES = {",", ";", ":", " ", "quad", "qquad", "!"}
+_TEXTLIKE = {"text", "mathrm", "operatorname", "mathbf", "mathit", "textrm", "mathsf", "boldsymbol"}
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _group(tex: str, i: int) -> tuple[str, int]:
+    """O argumento que começa em tex[i]: {…} (sem as chaves), um comando \\x ou um caractere."""
+    if tex[i] == "{":
+        depth, j = 0, i
+        while j < len(tex):
+            depth += {"{": 1, "}": -1}.get(tex[j], 0)
+            if depth == 0:
+                return tex[i + 1:j], j + 1
+            j += 1
+        raise ValueError("chave sem par")
+    if tex[i] == "\\":
+        m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+        return m.group(0), i + len(m.group(0))
+    return tex[i], i + 1
+
+
+def _render(tex: str) -> str:
+    out, i = [], 0
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+            name, i = m.group(1), i + len(m.group(0))
+            if name in _SPACES:
+                out.append(" ")
+            elif name in _SYMBOLS:
+                out.append(_SYMBOLS[name])
+            elif name in _TEXTLIKE or name == "mathbb":
+                arg, i = _group(tex, i)
+                out.append({"R": "ℝ", "N": "ℕ", "Z": "ℤ"}.get(arg, arg) if name == "mathbb" else arg)
+            elif name == "sqrt":
+                arg, i = _group(tex, i)
+                r = _render(arg)
+                out.append("√" + (r if len(r) == 1 or r.replace("_", "").isalnum() else f"({r})"))
+            elif name == "tilde":
+                arg, i = _group(tex, i)
+                out.append(_render(arg) + "\u0303")
+            elif name == "top":
+                out.append("ᵀ")
+            else:
+                raise ValueError(f"comando sem tradução: \\{name}")
+        elif c in "^_":
+            arg, i = _group(tex, i + 1)
+            if arg[1:] in _TEXTLIKE | {"mathbb", "sqrt", "tilde"}:  # d_\text{model}: o comando e o seu argumento
+                inner, i = _group(tex, i)
+                arg = f"{arg}{{{inner}}}"
+            r = _render(arg).strip()
+            if c == "^" and r == "ᵀ":
+                out.append("ᵀ")
+            elif c == "^" and r.isdigit():
+                out.append(r.translate(_SUPERSCRIPT))
+            else:
+                out.append(c + (r if len(r) == 1 or r.isalnum() else f"({r})"))
+        elif c in "{}":
+            i += 1  # chaves de agrupamento
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def render_math(tex: str) -> str:
+    """Matemática do texto como texto simples (`j \\le i` -> "j ≤ i"), ou FORMULA se não der."""
+    try:
+        text = _render(tex)
+    except (ValueError, AttributeError, IndexError):
+        return FORMULA
+    text = re.sub(r"\s+", " ", text).strip()
+    if not text or "\\" in text or len(text) > 40:
+        return FORMULA
+    return text
+
+
+# --- papéis MyST ------------------------------------------------------------
+
+_GLUE = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)(?::[^`]*)?`")
+_CITE_P = re.compile(r"\s*\{cite(?::p|:ps)?\}`[^`]*`")
+_CITE_T = re.compile(r"\{cite:t\}`([^`]*)`")
+_ROLE_WITH_TEXT = re.compile(r"\{(?:term|doc|ref|numref)\}`([^`<]*?)\s*(?:<[^`]*>)?`")
+_OTHER_ROLE = re.compile(r"\{[\w:-]+\}`([^`]*)`")
+_MATH = re.compile(r"(?<!\\)\$([^$]+)\$")
+_DISPLAY_INLINE = re.compile(r"\$\$.*?\$\$")
+_INLINE_AFTER = [
     (re.compile(r"`([^`]*)`"), r"\1"),  # código no texto: fica o nome, sem as crases
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # [texto](endereço) -> texto
     (re.compile(r"<!--.*?-->"), ""),
     (re.compile(r"\*\*|__|(?<!\w)[*_]|[*_](?!\w)"), ""),  # ênfase
 ]
+# pontuação solta: depois de espaço e antes de espaço ou do fim (" , ", " ."), ")" depois de
+# espaço, "( " e "()" solto; " .ipynb", " ...", " :]" e "f()" (código no texto) não são buracos
+_ORPHAN = re.compile(r"(?<=\s)[,.;:!?](?=\s|$)|(?<=\s)\)|\(\s|(?<![\w)\]])\(\)")
 
 
-@dataclass(frozen=True)
-class Corpus:
-    """A prosa do livro em parágrafos, com a divisão treino/validação e o hash."""
-
-    paragraphs: tuple[str, ...]  # na ordem dos arquivos (ordenados pelo caminho)
-    is_val: tuple[bool, ...]  # um por parágrafo: True = validação
-    origin: tuple[str, ...]  # um por parágrafo: de que fonte veio (livro, exercícios, ...)
-
-    @property
-    def text(self) -> str:
-        """O corpus inteiro: os parágrafos separados por uma quebra de linha."""
-        return "\n".join(self.paragraphs)
-
-    @property
-    def train_text(self) -> str:
-        return "\n".join(p for p, v in zip(self.paragraphs, self.is_val) if not v)
-
-    @property
-    def val_text(self) -> str:
-        return "\n".join(p for p, v in zip(self.paragraphs, self.is_val) if v)
-
-    @property
-    def sha256(self) -> str:
-        """Impressão digital do texto: muda se qualquer parágrafo mudar."""
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+def orphan_punctuation(paragraph: str) -> list[str]:
+    """Os buracos de um parágrafo: pontuação depois de um espaço (" ,", " ."), "( " ou "()"."""
+    return [paragraph[max(0, m.start() - 12): m.end() + 12] for m in _ORPHAN.finditer(paragraph)]
 
 
-def _is_val(paragraph: str) -> bool:
-    return int(hashlib.sha256(paragraph.encode("utf-8")).hexdigest(), 16) % 10 == 0
+def _bib_names(root: Path) -> dict[str, str]:
+    """chave -> "Sobrenome", "Sobrenome e Outro" ou "Sobrenome et al." (de book/references.bib)."""
+    bib = root / "book" / "references.bib"
+    if not bib.is_file():
+        return {}
+    names = {}
+    for m in re.finditer(r"@\w+\{([^,\s]+),(.*?)\n\}", bib.read_text(encoding="utf-8"), re.S):
+        a = re.search(r"author\s*=\s*\{(.*?)\},?\s*\n", m.group(2), re.S)
+        if not a:
+            continue
+        authors = [x.strip() for x in re.split(r"\s+and\s+", re.sub(r"\s+", " ", a.group(1)))]
+        last = [re.sub(r"[{}]", "", x.split(",")[0] if "," in x else x.split()[-1]) for x in authors]
+        names[m.group(1)] = (last[0] if len(last) == 1 else f"{last[0]} e {last[1]}" if len(last) == 2
+                             else f"{last[0]} et al.")
+    return names
 
 
-def _clean_inline(text: str) -> str:
-    for pat, rep in _INLINE:
+def _clean_inline(text: str, glue: Mapping[str, str] | None = None,
+                  cites: Mapping[str, str] | None = None) -> str:
+    text = _CITE_P.sub("", text)
+    text = _CITE_T.sub(lambda m: (cites or {}).get(m.group(1).split(",")[0].strip(), "os autores"), text)
+    text = _GLUE.sub(lambda m: (glue or {}).get(m.group(1).strip(), VALOR), text)
+    text = _ROLE_WITH_TEXT.sub(r"\1", text)
+    text = _OTHER_ROLE.sub(r"\1", text)
+    text = _DISPLAY_INLINE.sub(FORMULA, text)
+    text = _MATH.sub(lambda m: render_math(m.group(1)), text)
+    for pat, rep in _INLINE_AFTER:
         text = pat.sub(rep, text)
     return re.sub(r"\s+", " ", text).strip()
 
@@ -91,8 +202,13 @@ def _strip_line(line: str) -> str:
     return re.sub(r"^\s*(?:[-+*]|\d+\.)\s+", "", line)  # itens de lista
 
 
-def extract_prose(markdown: str) -> list[str]:
-    """Parágrafos de prosa de uma página MyST (veja o que sai no docstring do módulo)."""
+def extract_prose(markdown: str, glue: Mapping[str, str] | None = None,
+                  cites: Mapping[str, str] | None = None) -> list[str]:
+    """Parágrafos de prosa de uma página MyST (veja o que sai no docstring do módulo).
+
+    `glue`: nome -> valor dos {glue:text} desta página (sem ele, VALOR);
+    `cites`: chave bibliográfica -> nome dos autores, para {cite:t}.
+    """
     if not isinstance(markdown, str):
         raise TypeError(f"extract_prose espera o texto da página (str), veio {type(markdown).__name__}")
     lines = markdown.splitlines()
@@ -106,9 +222,12 @@ def extract_prose(markdown: str) -> list[str]:
     current: list[str] = []
     stack: list[tuple[str, str]] = []  # cercas abertas de diretivas de prosa: (cerca, nome)
 
+    def clean(text: str) -> str:
+        return _clean_inline(text, glue, cites)
+
     def flush():
         if current:
-            par = _clean_inline(" ".join(current))
+            par = clean(" ".join(current))
             if sum(ch.isalpha() for ch in par) >= 20:  # sobras de marcação não são parágrafos
                 paragraphs.append(par)
             current.clear()
@@ -127,7 +246,7 @@ def extract_prose(markdown: str) -> list[str]:
             if name in _PROSE_DIRECTIVES:
                 stack.append((fence, name))
                 if name == "admonition" and sum(c.isalpha() for c in rest) >= 20:
-                    paragraphs.append(_clean_inline(rest))  # o título da caixa é prosa
+                    paragraphs.append(clean(rest))  # o título da caixa é prosa
                 i += 1
                 while i < len(lines) and re.match(r"^\s*:[\w-]+:", lines[i]):  # opções da diretiva
                     i += 1
@@ -167,59 +286,129 @@ def extract_prose(markdown: str) -> list[str]:
     return [p for p in (re.sub(r"\s+", " ", p).strip() for p in paragraphs) if p]
 
 
-def _docstring_paragraphs(source: str) -> list[str]:
-    """Parágrafos de prosa das docstrings de um arquivo Python (exemplos de código ficam de fora)."""
-    out = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            doc = ast.get_docstring(node) or ""
-            for par in re.split(r"\n\s*\n", doc):
-                lines = par.splitlines()
-                if any(ln.startswith((" ", "\t")) for ln in lines):
-                    continue  # indentado: exemplo de código ou tabela
-                text = _clean_inline(" ".join(_strip_line(ln) for ln in lines))
-                letters = sum(ch.isalpha() or ch == " " for ch in text)
-                if sum(ch.isalpha() for ch in text) >= 20 and letters >= 0.85 * len(text):
-                    out.append(text)
+def load_glue(glue_file: Path) -> dict[str, str]:
+    """Os valores colados numa página: o `<página>.glue.json` que o myst-nb grava ao construir o livro."""
+    if not glue_file.is_file():
+        return {}
+    out = {}
+    for name, item in json.loads(glue_file.read_text(encoding="utf-8")).items():
+        plain = item.get("data", {}).get("text/plain")
+        if plain is None:
+            continue
+        try:
+            value = ast.literal_eval(plain)
+        except (ValueError, SyntaxError):
+            value = plain
+        out[name] = str(value)
     return out
 
 
-def project_corpus(root: str | Path | None = None) -> Corpus:
-    """O texto que o projeto escreveu, em parágrafos, sem repetições.
+@dataclass(frozen=True)
+class Corpus:
+    """A prosa do curso em parágrafos, com a divisão treino/validação e o hash."""
 
-    Fontes, nesta ordem (cada uma em ordem de caminho): as páginas do livro
-    (`book/**/*.md`), as células de texto dos cadernos de exercícios
-    (`exercises/*/*.ipynb`), `README.md` e `CONTRIBUTING.md`, e as docstrings
-    dos pacotes `atencao` e `autograder`.
-    """
-    root = Path(root) if root is not None else ROOT
+    paragraphs: tuple[str, ...]  # na ordem dos arquivos (ordenados pelo caminho)
+    is_val: tuple[bool, ...]  # um por parágrafo: True = validação
+    origin: tuple[str, ...]  # um por parágrafo: o arquivo de que veio, relativo à raiz
+    source_sha256: str = ""  # hash da prosa sem os valores colados (veja o docstring do módulo)
+    glue: str = ""  # de onde vieram os valores colados (ou que não vieram)
+
+    @property
+    def text(self) -> str:
+        """O corpus inteiro: os parágrafos separados por uma quebra de linha."""
+        return "\n".join(self.paragraphs)
+
+    @property
+    def train_text(self) -> str:
+        return "\n".join(p for p, v in zip(self.paragraphs, self.is_val) if not v)
+
+    @property
+    def val_text(self) -> str:
+        return "\n".join(p for p, v in zip(self.paragraphs, self.is_val) if v)
+
+    @property
+    def sha256(self) -> str:
+        """Impressão digital do texto: muda se qualquer parágrafo mudar."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def save(self, path: str | Path) -> None:
+        """Grava o corpus congelado (JSON em UTF-8, um parágrafo por linha)."""
+        head = {"formato": CORPUS_FORMAT, "sha256": self.sha256, "source_sha256": self.source_sha256,
+                "glue": self.glue}
+        rows = [json.dumps([o, int(v), p], ensure_ascii=False)
+                for p, v, o in zip(self.paragraphs, self.is_val, self.origin)]
+        Path(path).write_text(json.dumps(head, ensure_ascii=False)[:-1] + ',\n "paragraphs": [\n'
+                              + ",\n".join(rows) + "\n]}\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Corpus":
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"corpus congelado não encontrado em {path}: gere com `make weights`")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("formato") != CORPUS_FORMAT:
+            raise ValueError(f"{path}: formato {data.get('formato')!r}, esperava {CORPUS_FORMAT!r}")
+        rows = data["paragraphs"]
+        corpus = cls(tuple(r[2] for r in rows), tuple(bool(r[1]) for r in rows), tuple(r[0] for r in rows),
+                     data["source_sha256"], data["glue"])
+        if corpus.sha256 != data["sha256"]:
+            raise ValueError(f"{path}: o texto não bate com o hash gravado (arquivo alterado à mão?)")
+        return corpus
+
+
+def _is_val(paragraph: str) -> bool:
+    return int(hashlib.sha256(paragraph.encode("utf-8")).hexdigest(), 16) % 10 == 0
+
+
+def _documents(root: Path, glue_dir: Path) -> list[tuple[str, str, Path | None]]:
+    """(caminho relativo, texto MyST, arquivo .glue.json ou None) de cada fonte, em ordem de caminho."""
     book = sorted((root / "book").rglob("*.md"))
     if not book:
         raise FileNotFoundError(f"nenhuma página .md em {root / 'book'}: o corpus começa pela prosa do livro")
-    sources: list[tuple[str, list[str]]] = [
-        ("livro", [p for f in book for p in extract_prose(f.read_text(encoding="utf-8"))]),
-    ]
-    cadernos = []
+    docs = []
+    for f in book:
+        rel = f.relative_to(root)
+        glue = glue_dir / rel.with_suffix(".glue.json")
+        docs.append((rel.as_posix(), f.read_text(encoding="utf-8"), glue))
     for f in sorted((root / "exercises").glob("*/*.ipynb")):
-        for cell in json.loads(f.read_text(encoding="utf-8"))["cells"]:
-            if cell["cell_type"] == "markdown":
-                src = cell["source"]
-                cadernos += extract_prose(src if isinstance(src, str) else "".join(src))
-    sources.append(("exercícios", cadernos))
-    sources.append(("README e CONTRIBUTING", [p for name in ("README.md", "CONTRIBUTING.md")
-                                             if (root / name).is_file()
-                                             for p in extract_prose((root / name).read_text(encoding="utf-8"))]))
-    pys = sorted((root / "atencao").rglob("*.py")) + sorted((root / "autograder").rglob("*.py"))
-    sources.append(("docstrings", [p for f in pys for p in _docstring_paragraphs(f.read_text(encoding="utf-8"))]))
-    seen: set[str] = set()
-    paragraphs, origin = [], []
-    for name, pars in sources:
-        for p in pars:
-            if p not in seen:
-                seen.add(p)
-                paragraphs.append(p)
-                origin.append(name)
-    return Corpus(tuple(paragraphs), tuple(_is_val(p) for p in paragraphs), tuple(origin))
+        cells = json.loads(f.read_text(encoding="utf-8"))["cells"]
+        md = "\n\n".join(c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+                         for c in cells if c["cell_type"] == "markdown")
+        docs.append((f.relative_to(root).as_posix(), md, None))
+    return docs
+
+
+def project_corpus(root: str | Path | None = None, use_glue: bool = True,
+                   glue_dir: str | Path | None = None) -> Corpus:
+    """A prosa do livro e dos cadernos de exercícios, em parágrafos, sem repetições.
+
+    use_glue=True substitui cada {glue:text} pelo valor da última construção
+    do livro (`glue_dir`, por padrão `<root>/_build/jupyter_execute`), se houver; use_glue=False põe sempre
+    VALOR. O `source_sha256` é sempre o do texto com VALOR: só a prosa o muda.
+    """
+    root = Path(root) if root is not None else ROOT
+    glue_dir = Path(glue_dir) if glue_dir is not None else root / "_build" / "jupyter_execute"
+    docs = _documents(root, glue_dir)
+    cites = _bib_names(root)
+
+    def build(glued: bool) -> tuple[list[str], list[str]]:
+        seen: set[str] = set()
+        paragraphs, origin = [], []
+        for rel, md, glue_file in docs:
+            glue = load_glue(glue_file) if glued and glue_file is not None else {}
+            for p in extract_prose(md, glue, cites):
+                if p not in seen:
+                    seen.add(p)
+                    paragraphs.append(p)
+                    origin.append(rel)
+        return paragraphs, origin
+
+    bare, _ = build(False)
+    source = hashlib.sha256("\n".join(bare).encode("utf-8")).hexdigest()
+    has_glue = use_glue and any(g is not None and g.is_file() for _, _, g in docs)
+    paragraphs, origin = build(True) if has_glue else (bare, _)
+    glue = "valores colados pela construção do livro" if has_glue else f"sem o livro construído: {VALOR}"
+    return Corpus(tuple(paragraphs), tuple(_is_val(p) for p in paragraphs), tuple(origin), source, glue)
 
 
 # --------------------------------------------------------------------------
