@@ -96,6 +96,18 @@ ERRADO = {
             '    return torch.cat((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)\n'
         ),
     },
+    # multiplica os logits pela temperatura em vez de dividir
+    '08-modelo-de-linguagem': {
+        'temperatura': (
+            'def probabilidades(logits, temperatura):\n'
+            '    if not temperatura > 0:\n'
+            "        raise ValueError('t')\n"
+            '    return torch.softmax(logits * temperatura, dim=-1)\n'
+            '\n\ndef amostrar(logits, temperatura, n, semente):\n'
+            '    g = torch.Generator().manual_seed(semente)\n'
+            '    return torch.multinomial(probabilidades(logits, temperatura), n, replacement=True, generator=g)\n'
+        ),
+    },
     # esquece que a ingênua lê e escreve a matriz (2T² em vez de 4T²)
     '09-custo-quadratico': {
         'trafego': (
