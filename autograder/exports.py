@@ -23,7 +23,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -99,23 +98,21 @@ class Identity:
 
 
 ROSTER_COLUMNS = ["student_id", "name", "email", "participant", "sis_id", "section"]
-# Pasta de uma entrega no zip "Baixar todas as submissões" do Moodle:
-# "<Nome Completo>_<número de participante>_assignsubmission_<plugin>_/arquivo"
-MOODLE_FOLDER = re.compile(r"(?:^|[:/])(?P<name>[^/:]+?)_(?P<id>\d+)_assignsubmission_[A-Za-z]+_?/")
 
 
 def record_identities(ws: Workspace, subs: "Iterable[Submission]") -> None:
-    """Guarda o nome e o número de participante que o zip do Moodle dá a cada aluno."""
+    """Guarda o nome e o número de participante que o zip do Moodle deu a cada aluno
+    (`Submission.participant` e `Submission.name`, lidos pela coleta)."""
     f = ws.state / "identidades.json"
     known = json.loads(f.read_text(encoding="utf-8")) if f.exists() else {}
     changed = False
     for s in subs:
-        m = MOODLE_FOLDER.search(s.origin or "")
-        if m:
-            new = {"name": m["name"].strip(), "participant": m["id"]}
-            if known.get(s.student) != new:
-                known[s.student] = new
-                changed = True
+        new = {"name": s.name.strip(), "participant": s.participant or ""}
+        if not new["participant"] and not new["name"]:
+            continue
+        if known.get(s.student) != new:
+            known[s.student] = new
+            changed = True
     if changed:
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps(known, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")

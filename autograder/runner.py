@@ -46,7 +46,7 @@ from .job import pick_notebook
 from .progress import Progress
 from .results import VERSION, JobResult
 from .store import read_result, write_result
-from .submissions import collect
+from .submissions import gather
 from .tasks import Course, GradeTask, TaskOutput, crashed_output
 
 # tentativas de uma tarefa cujo trabalhador morre (o Dask a repete em outro trabalhador)
@@ -170,10 +170,17 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
 
     try:
         only = assignments[0] if assignments and len(assignments) == 1 else None
-        subs, warns = collect(Path(opts.submissions), {a: notebook_names(ws, a) for a in available},
-                              deadlines.tz, only=only, pattern=opts.pattern)
+        got = gather(Path(opts.submissions), {a: notebook_names(ws, a) for a in available},
+                     deadlines.tz, only=only, pattern=opts.pattern)
     except (ValueError, OSError) as e:
         raise GradeError(str(e)) from None
+    subs, warns = got.submissions, got.warnings
+    if got.undecided:            # nunca descartar em silêncio a entrega de alguém
+        shown = "\n  ".join(got.undecided[:10]) + ("\n  ..." if len(got.undecided) > 10 else "")
+        raise GradeError(
+            f"{len(got.undecided)} arquivo(s) de entrega sem tarefa conhecida (o nome do notebook não "
+            f"diz a tarefa):\n  {shown}\nDiga qual é a tarefa com --assignment TAREFA "
+            f"(tarefas: {', '.join(available)}). Nada foi corrigido.")
     if assignments is None:      # nem --assignment nem prazo: as tarefas que alguém entregou
         assignments = sorted({s.assignment for s in subs if s.files})
         if assignments:
