@@ -87,6 +87,25 @@ class RunSummary:
     seconds: float = 0.0
 
 
+# Os limites padrão de cada notebook (para a ajuda da linha de comando, que não importa a sandbox).
+DEFAULTS = sandbox.Limits()
+
+
+def box_warning() -> str | None:
+    """O aviso, uma vez por correção, de que os limites não têm cgroup nesta máquina."""
+    return sandbox.box_warning()
+
+
+def grade_options(submissions: Path, *, cell_timeout: float, notebook_timeout: float,
+                  memory_mib: int, nproc: int, disk_mib: int, **rest) -> GradeOptions:
+    """As opções de `run_grade` a partir de números simples: quem chama (a linha de comando)
+    não precisa conhecer o executor nem a sandbox."""
+    return GradeOptions(
+        submissions=Path(submissions),
+        settings=ExecSettings(cell_timeout=cell_timeout, notebook_timeout=notebook_timeout),
+        limits=sandbox.Limits(memory_mib=memory_mib, nproc=nproc, disk_mib=disk_mib), **rest)
+
+
 def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -156,10 +175,10 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
             raise GradeError(
                 f"a sandbox não está disponível: {why}.\n"
                 "Instale com `sudo apt-get install -y bubblewrap` (ou `make sandbox-deps`). "
-                "Para corrigir mesmo assim, sem isolamento, use --sem-sandbox "
+                "Para corrigir mesmo assim, sem isolamento, use --no-sandbox "
                 "(o código dos alunos rodará com os seus direitos).")
     else:
-        say("AVISO: corrigindo SEM sandbox (--sem-sandbox): o código dos alunos roda com os seus "
+        say("AVISO: corrigindo SEM sandbox (--no-sandbox): o código dos alunos roda com os seus "
             "direitos, pode ler solutions/ e o gradebook e acessar a rede. Só os limites de "
             "tempo e memória valem.")
     try:

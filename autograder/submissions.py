@@ -31,11 +31,12 @@ import unicodedata
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-DEFAULT_TZ = "America/Sao_Paulo"
+from .deadlines import parse_time
+
 MAX_FILE = 50 * 1024 * 1024          # 50 MiB: um notebook maior que isso é inválido
 MAX_STUDENT = 200 * 1024 * 1024      # 200 MiB por aluno e tarefa, somando os arquivos
 # Erros de leitura que viram uma observação na linha do aluno (nunca derrubam a coleta):
@@ -92,28 +93,6 @@ def _student_key(name: str, participant: str | None) -> tuple[str, str]:
 
 def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:6]
-
-
-def parse_time(text: str, tz: ZoneInfo) -> datetime:
-    """Lê um horário; sem fuso explícito, ele está em `tz`."""
-    t = text.strip()
-    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})", t)
-    if m:                                  # formato dos nomes do Blackboard
-        y, mo, d, h, mi, s = map(int, m.groups())
-        return datetime(y, mo, d, h, mi, s, tzinfo=tz)
-    utc = False
-    for suffix in (" UTC", "UTC", "Z"):
-        if t.endswith(suffix):
-            t, utc = t[: -len(suffix)].strip(), True
-            break
-    try:
-        dt = datetime.fromisoformat(t)
-    except ValueError:
-        raise ValueError(f"horário inválido: {text!r} (use AAAA-MM-DD HH:MM[:SS], "
-                         "opcionalmente com fuso, p.ex. -03:00 ou Z)") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc if utc else tz)
-    return dt
 
 
 def _nb_key(path: str) -> str:
