@@ -119,17 +119,44 @@ def _template_digest() -> str:
     return h.hexdigest()
 
 
+# O HTML que vem do aluno (markdown das células dele, saídas de código) passa por este filtro:
+# a estrutura de um texto (parágrafos, títulos, listas, tabelas, ênfase, código, links) fica,
+# e nada que rode ou busque algo sozinho (script, on*, style, iframe, img da rede) sobrevive.
+SAFE_TAGS = {"a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2",
+             "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span", "strong",
+             "sub", "sup", "table", "tbody", "td", "th", "thead", "tr", "ul"}
+SAFE_PROTOCOLS = {"http", "https", "mailto", "data"}
+
+
+def _safe_attribute(tag: str, name: str, value: str) -> bool:
+    if name in ("class", "id", "title", "alt", "colspan", "rowspan", "align"):
+        return True
+    if tag == "a" and name == "href":
+        return not value.strip().lower().startswith("data:")
+    if tag == "img" and name == "src":            # só imagem embutida: nada é buscado na rede
+        return value.strip().lower().startswith("data:image/")
+    return False
+
+
+def sanitize(html_text) -> str:
+    """O HTML do aluno sem nada que rode ou busque algo: o filtro `clean_html` do modelo."""
+    import bleach
+    text = html_text.decode() if isinstance(html_text, bytes) else str(html_text)
+    return bleach.clean(text, tags=SAFE_TAGS, attributes=_safe_attribute, protocols=SAFE_PROTOCOLS,
+                        strip=True, strip_comments=True)
+
+
 def _exporter():
     from nbconvert import HTMLExporter
     from traitlets.config import Config
     c = Config()
+    c.HTMLExporter.filters = {"clean_html": sanitize}
     c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
     c.HTMLExporter.template_name = "feedback_ptbr"
     c.HTMLExporter.language_code = "pt"          # o nbconvert só aceita ISO 639-1
-    # o HTML do aluno (células que ele escreve, saídas de código) passa pelo bleach do
-    # nbconvert: sem <script>, sem atributos on*, sem <img>/<iframe> que buscariam algo na
-    # rede, sem links javascript:. As células travadas (o texto do curso, restaurado da
-    # versão distribuída por student_view) são renderizadas sem filtro (modelo feedback_ptbr).
+    # o HTML do aluno (células que ele escreve, saídas de código) passa por `sanitize`; as
+    # células travadas (o texto do curso, restaurado da versão distribuída por student_view)
+    # são renderizadas sem filtro (modelo feedback_ptbr)
     c.HTMLExporter.sanitize_html = True
     return HTMLExporter(config=c)
 

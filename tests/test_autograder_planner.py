@@ -119,3 +119,250 @@ def test_moodle_folder_pattern_is_written_once():
             and any("assignsubmission_" in line and "re.compile" in line
                     for line in p.read_text(encoding="utf-8").splitlines())]
     assert hits == ["submissions.py"]
+
+
+# ----------------------------------------------------------------------------- exportações (M2, seção 3)
+
+from datetime import datetime  # noqa: E402
+
+from autograder.course import Workspace  # noqa: E402
+from autograder.deadlines import Lateness  # noqa: E402
+from autograder.exports import CsvFormat, write_exports  # noqa: E402
+from autograder.report import QuestionRow, Row  # noqa: E402
+from autograder.results import JobResult, NotebookResult, QuestionResult, Status  # noqa: E402
+
+EVIL = '=HYPERLINK("evil.example";"ver nota")'
+PT_BR = ["Identificador", "Nome completo", "Endereço de email", "Status", "Nota", "Nota máxima",
+         "Nota pode ser alterada", "Última modificação (envio)", "Última modificação (nota)",
+         "Comentários de feedback"]
+EN = ["Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade", "Grade can be changed",
+      "Last modified (submission)", "Last modified (grade)", "Feedback comments"]
+
+
+def _row(student, a, score, top=10.0, status=Status.OK, late=None, submitted=None, comment=""):
+    q = QuestionResult("q1", "test", top, score)
+    res = JobResult(student, a, "k", submitted.isoformat() if submitted else None,
+                    [NotebookResult(a, status, questions=[q])], status=status)
+    lt = Lateness(late, late is not None and late > 0, 0, 0.0) if late is not None else Lateness(None)
+    return Row(res, score, score, 0.0, lt, submitted, [QuestionRow(a, q, score, False, comment)], [])
+
+
+@pytest.fixture
+def turma(tmp_path):
+    """Maria 101 e Maria 202 vieram do zip do Moodle (só a 09); ana da pasta, com as duas;
+    o nome de um participante é uma fórmula."""
+    ws = Workspace(tmp_path / "ws")
+    ws.state.mkdir(parents=True)
+    (ws.state / "identidades.json").write_text(json.dumps({
+        "Maria-Silva_101": {"name": "Maria Silva", "participant": "101"},
+        "Maria-Silva_202": {"name": EVIL, "participant": "202"},
+        "ana": {"name": "Ana Souza", "participant": "7"}}), encoding="utf-8")
+    rows = [_row("Maria-Silva_101", A2, 10.0, 12.0, comment="Bom uso do máximo."),
+            _row("Maria-Silva_202", A2, 3.0, 12.0),
+            _row("ana", A1, 8.0, late=2056, submitted=datetime(2025, 3, 12, 10, 15, tzinfo=SP)),
+            _row("ana", A2, -0.0 + 7.5, 12.0)]
+    return ws, rows
+
+
+def _read(path: Path, skip: int = 0):
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    return list(csv.DictReader(io.StringIO(lines[0] + "".join(lines[1 + skip:]))))
+
+
+def _moodle_import(rows, grade, ident, modified, comments, hidden):
+    """O que importgradeslib.php acha: colunas pelo nome, participante depois de `hidden`."""
+    assert {grade, ident, modified, comments} <= set(rows[0])
+    return {r[ident][len(hidden):].strip(): (r[grade], r[comments]) for r in rows}
+
+
+def test_moodle_worksheet_ptbr_by_default_with_moodles_own_strings(turma):
+    ws, rows = turma
+    write_exports(ws, rows)
+    path = ws.root / "exportacoes" / "moodle" / f"{A2}-planilha.csv"
+    got = _read(path)
+    assert list(got[0]) == PT_BR
+    imported = _moodle_import(got, "Nota", "Identificador", "Última modificação (nota)",
+                              "Comentários de feedback", "Participante")
+    assert imported["101"] == ("10", "q1: Bom uso do máximo.")
+    assert imported["202"][0] == "3"
+    by = {r["Identificador"]: r for r in got}
+    # corrigido a partir do zip (sem horário de entrega): nunca "Nenhum envio"
+    assert by["Participante101"]["Status"] == "Enviado para avaliação"
+
+
+def test_moodle_worksheet_in_english_when_asked(turma):
+    ws, rows = turma
+    write_exports(ws, rows, CsvFormat(moodle_language="en"))
+    got = _read(ws.root / "exportacoes" / "moodle" / f"{A2}-planilha.csv")
+    assert list(got[0]) == EN
+    imported = _moodle_import(got, "Grade", "Identifier", "Last modified (grade)", "Feedback comments",
+                              "Participant ")
+    assert imported["101"][0] == "10" and imported["7"][0] == "7.5"
+    assert {r["Identifier"]: r["Status"] for r in got}["Participant 101"] == "Submitted for grading"
+
+
+def test_work_never_graded_is_blank_not_zero_in_every_export(turma):
+    """As Marias nunca foram corrigidas na 01: em branco na planilha do Moodle, na tabela larga
+    e no Canvas (um 0 escrito iria para o livro de notas)."""
+    ws, rows = turma
+    write_exports(ws, rows)
+    out = ws.root / "exportacoes"
+    sheet = {r["Identificador"]: r for r in _read(out / "moodle" / f"{A1}-planilha.csv")}
+    assert sheet["Participante101"]["Nota"] == "" and sheet["Participante101"]["Status"] == "Nenhum envio"
+    assert sheet["Participante7"]["Nota"] == "8"
+    wide = {r["student_id"]: r for r in _read(out / "notas_por_aluno.csv")}
+    assert wide["Maria-Silva_101"][A1] == "" and wide["Maria-Silva_101"]["total"] == "10"
+    canvas = {r["Student"]: r for r in _read(out / "canvas.csv", skip=1)}
+    assert canvas["Maria Silva"][A1] == "" and canvas["Maria Silva"][A2] == "10"
+
+
+def test_canvas_sis_id_only_from_the_roster(turma):
+    ws, rows = turma
+    write_exports(ws, rows)
+    canvas = {r["Student"]: r for r in _read(ws.root / "exportacoes" / "canvas.csv", skip=1)}
+    assert canvas["Maria Silva"]["SIS User ID"] == ""          # nunca o id do workspace
+    (ws.root / "roster.csv").write_text("student_id,sis_id\nMaria-Silva_101,M101\n", encoding="utf-8")
+    write_exports(ws, rows)
+    canvas = {r["Student"]: r for r in _read(ws.root / "exportacoes" / "canvas.csv", skip=1)}
+    assert canvas["Maria Silva"]["SIS User ID"] == "M101"
+
+
+def test_formulas_are_neutralised_in_every_csv(turma):
+    """M2: o nome `=HYPERLINK(...)` chega às planilhas como texto ('=...), números ficam."""
+    ws, rows = turma
+    files = write_exports(ws, rows, CsvFormat(sep=";"))
+    seen = 0
+    for f in files:
+        if f.suffix != ".csv":
+            continue
+        for line in f.read_text(encoding="utf-8").splitlines()[1:]:
+            for cell in next(csv.reader([line], delimiter=";" if f.name == "notas_por_aluno.csv" else ",")):
+                assert not cell.startswith(("=", "+", "@", "\t", "\r")), (f.name, cell)
+                assert not (cell.startswith("-") and not cell.lstrip("-").replace(".", "").isdigit())
+                seen += cell == "'" + EVIL
+    assert seen == 4          # tabela larga, as duas planilhas do Moodle e o Canvas
+    from autograder.tables import safe_cell
+    assert [safe_cell(x) for x in ["-3", "2,5", "+1 ponto", "@x", "\tx", "ok"]] == \
+        ["-3", "2,5", "'+1 ponto", "'@x", "'\tx", "ok"]
+
+
+def test_one_lateness_format_everywhere(turma):
+    """A planilha do Moodle, o relatório e a página dizem "34 h 16 min", nunca "2056 min"."""
+    ws, rows = turma
+    write_exports(ws, rows)
+    sheet = {r["Identificador"]: r for r in _read(ws.root / "exportacoes" / "moodle" / f"{A1}-planilha.csv")}
+    assert "atraso de 34 h 16 min" in sheet["Participante7"]["Comentários de feedback"]
+    ana = next(r for r in rows if r.student == "ana" and r.assignment == A1)
+    assert any("34 h 16 min" in w for w in ana.attention())
+    assert ana.lateness.text() == "Entregue com atraso de 34 h 16 min."
+    assert not any("2056" in w for w in ana.attention())
+
+
+# ----------------------------------------------------------------------------- retornos (M1, seção 3)
+
+from html.parser import HTMLParser  # noqa: E402
+
+import nbformat  # noqa: E402
+
+ATTACK = ('<script>steal()</script><img src=x onerror="alert(1)">'
+          '<img src="https://evil.example/t.png"><a href="javascript:alert(3)">clique</a>'
+          '<iframe src="https://evil.example/"></iframe><b onmouseover="alert(4)">negrito</b>')
+
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+        if self._in_script:
+            self.scripts.append("")
+
+    def handle_endtag(self, tag):
+        self._in_script = False if tag == "script" else self._in_script
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts[-1] += data
+
+
+def _cell(kind, source, **nbg):
+    c = nbformat.v4.new_markdown_cell(source) if kind == "md" else nbformat.v4.new_code_cell(source)
+    if nbg:
+        c.metadata["nbgrader"] = {"schema_version": 3, "locked": False, "solution": False, "grade": False,
+                                  "task": False, **nbg}
+    return c
+
+
+def _notebooks(answer: str, html_out: str):
+    course = "# Tarefa do curso\n\nO curso pode usar <b>HTML</b> e $x^2$."
+    release = nbformat.v4.new_notebook(cells=[
+        _cell("md", course, grade_id="intro", locked=True),
+        _cell("md", "Explique.", grade_id="explique", solution=True, grade=True, points=5),
+        _cell("code", "def f(x):\n    return x", grade_id="f", solution=True)])
+    graded = nbformat.from_dict(json.loads(nbformat.writes(release)))
+    graded.cells[1].source = answer
+    graded.cells[2].outputs = [nbformat.v4.new_output(
+        "display_data", data={"text/html": html_out, "text/plain": "x"})]
+    graded.cells.append(_cell("md", "Minha célula: " + ATTACK))        # célula que o aluno criou
+    return release, graded
+
+
+def _feedback_ws(tmp_path, student, a, names_nbs):
+    ws = Workspace(tmp_path / "fb")
+    for name in names_nbs:
+        release, graded = _notebooks("Resposta: " + ATTACK, ATTACK)
+        for folder, nb in [(ws.release(a), release), (ws.source(a), release), (ws.autograded(student, a), graded)]:
+            folder.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, folder / f"{name}.ipynb")
+    return ws
+
+
+def _two_notebook_row(student, a):
+    qs = [QuestionResult("explique", "written", 5.0, s) for s in (4.0, 5.0)]
+    res = JobResult(student, a, "k", None, [NotebookResult("nb1", questions=[qs[0]]),
+                                            NotebookResult("nb2", questions=[qs[1]])])
+    late = Lateness(2056, True, 2, 2.0)
+    return Row(res, 9.0, 7.0, 0.0, late, None,
+               [QuestionRow("nb1", qs[0], 4.0), QuestionRow("nb2", qs[1], 5.0)], [])
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    from autograder.feedback import generate_feedback
+    a, student = "tarefa-dupla", "Jose-Fabio"
+    ws = _feedback_ws(tmp_path_factory.mktemp("fb"), student, a, ["nb1", "nb2"])
+    written, _, refused = generate_feedback(ws, [_two_notebook_row(student, a)], {student: "José Fábio"})
+    assert (written, refused) == (2, [])
+    return {n: (ws.feedback(student, a) / f"{n}.html").read_text(encoding="utf-8") for n in ("nb1", "nb2")}
+
+
+def test_student_html_never_runs_in_the_feedback_page(pages):
+    """M1: nem <script>, nem on*, nem recurso remoto, nem javascript: vindo de uma célula do aluno."""
+    for page in pages.values():
+        p = _Tags()
+        p.feed(page)
+        assert not any("steal()" in s or "alert(1)" in s for s in p.scripts)
+        assert "<script>steal()" not in page and 'onerror="alert' not in page
+        for tag, attrs in p.tags:
+            assert not [k for k in attrs if k.startswith("on")], (tag, attrs)
+            for k in ("src", "href", "data"):
+                v = (attrs.get(k) or "").strip().lower()
+                assert not v.startswith("javascript:"), (tag, attrs)
+                if tag in ("img", "iframe", "script", "link", "video", "audio", "source", "object", "embed"):
+                    assert not v.startswith(("http:", "https:", "//")), (tag, attrs)
+        assert "<b>HTML</b>" in page and "<h1" in page        # o texto do curso continua formatado
+        assert "<p>Resposta: " in page and "<b>negrito</b>" in page    # e o do aluno, filtrado
+
+
+def test_feedback_names_the_student_and_takes_the_penalty_once(pages):
+    nb1, nb2 = pages["nb1"], pages["nb2"]
+    assert "José Fábio" in nb1 and "Jose-Fabio</b>" not in nb1
+    assert "Nota: 4 de 5 pontos" in nb1 and "Nota: 5 de 5 pontos" in nb2     # sem a multa
+    for page in (nb1, nb2):                       # a multa de 2 pontos, uma vez, na nota da tarefa
+        assert "7 de 10 pontos" in page and "34 h 16 min" in page
