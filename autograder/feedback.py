@@ -31,6 +31,7 @@ import copy
 import hashlib
 import html
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -110,12 +111,66 @@ def mathjax_inline() -> str:
     return js.replace("</script", "<\\/script")
 
 
+# Matemática escrita como MathML na hora de gravar a página (latex2mathml, se instalado): o
+# navegador a mostra sem script nenhum, e a página fica com dezenas de kB em vez dos 2,6 MB do
+# MathJax dentro dela. Sem o latex2mathml, o MathJax inteiro vai na página, como antes.
+_MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$([^$\n]+?)\$", re.S)
+_TAG = re.compile(r"(<[^>]*>)")
+MATHML_TAGS = {"math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "msqrt", "mroot",
+               "msub", "msup", "msubsup", "munder", "mover", "munderover", "mtable", "mtr", "mtd",
+               "mstyle", "mpadded", "mphantom", "menclose", "semantics", "annotation"}
+MATHML_ATTRIBUTES = {"display", "mathvariant", "stretchy", "fence", "separator", "lspace", "rspace",
+                     "columnalign", "rowalign", "accent", "accentunder", "movablelimits", "linethickness",
+                     "width", "height", "depth", "linebreak", "notation", "xmlns", "displaystyle",
+                     "scriptlevel", "minsize", "maxsize", "symmetric", "largeop", "form", "encoding"}
+
+
+def mathml_available() -> bool:
+    try:
+        import latex2mathml.converter  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def render_math(html_text) -> str:
+    """Troca `$...$` e `$$...$$` do texto (fora de <code>, <pre> e <script>) por MathML.
+    Uma fórmula que o conversor não entende fica como estava, entre cifrões."""
+    text = html_text.decode() if isinstance(html_text, bytes) else str(html_text)
+    if "$" not in text or not mathml_available():
+        return text
+    import bleach
+    from latex2mathml.converter import convert
+
+    def one(m):
+        tex = html.unescape(m.group(1) if m.group(1) is not None else m.group(2)).strip()
+        try:
+            mathml = convert(tex, display="block" if m.group(1) is not None else "inline")
+        except Exception:  # noqa: BLE001 - TeX que o conversor não conhece: fica o texto
+            return m.group(0)
+        # o TeX pode ser do aluno: `\href{javascript:...}`, `\style`, `\text{<script>}` não passam
+        return bleach.clean(mathml, tags=MATHML_TAGS, attributes={"*": sorted(MATHML_ATTRIBUTES)},
+                            strip=True, strip_comments=True)
+
+    out, skip = [], 0
+    for piece in _TAG.split(text):
+        if piece.startswith("<"):
+            name = re.match(r"</?\s*([a-zA-Z0-9]+)", piece)
+            if name and name.group(1).lower() in ("code", "pre", "script", "style"):
+                skip += -1 if piece.startswith("</") else (0 if piece.endswith("/>") else 1)
+                skip = max(skip, 0)
+            out.append(piece)
+        else:
+            out.append(piece if skip else _MATH.sub(one, piece))
+    return "".join(out)
+
+
 def _template_digest() -> str:
     h = hashlib.sha256()
     for f in sorted(TEMPLATES.rglob("*")):
         if f.is_file():
             h.update(f.read_bytes())
-    h.update(MATHJAX_FILE.encode())
+    h.update(MATHJAX_FILE.encode() + (b"mathml" if mathml_available() else b""))
     return h.hexdigest()
 
 
@@ -150,7 +205,7 @@ def _exporter():
     from nbconvert import HTMLExporter
     from traitlets.config import Config
     c = Config()
-    c.HTMLExporter.filters = {"clean_html": sanitize}
+    c.HTMLExporter.filters = {"clean_html": sanitize, "render_math": render_math}
     c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
     c.HTMLExporter.template_name = "feedback_ptbr"
     c.HTMLExporter.language_code = "pt"          # o nbconvert só aceita ISO 639-1
@@ -341,7 +396,8 @@ class _Pages:
                                           h.late_text, h.assignment_text])
             return page, set()
         if self._exporter is None:
-            self._exporter, self._mathjax = _exporter(), mathjax_inline()
+            self._exporter = _exporter()
+            self._mathjax = "" if mathml_available() else mathjax_inline()
         nb = student_view(nbformat.read(src, as_version=4),
                           nbformat.read(self.ws.release(a) / f"{name}.ipynb", as_version=4))
         _annotate(nb, row, name)

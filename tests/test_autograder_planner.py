@@ -366,3 +366,15 @@ def test_feedback_names_the_student_and_takes_the_penalty_once(pages):
     assert "Nota: 4 de 5 pontos" in nb1 and "Nota: 5 de 5 pontos" in nb2     # sem a multa
     for page in (nb1, nb2):                       # a multa de 2 pontos, uma vez, na nota da tarefa
         assert "7 de 10 pontos" in page and "34 h 16 min" in page
+
+
+def test_math_written_as_mathml_is_safe_and_small():
+    """Com o latex2mathml, a fórmula vira MathML na hora de gravar (sem MathJax na página); o
+    TeX do aluno não leva link javascript:, estilo nem script para a página."""
+    pytest.importorskip("latex2mathml")
+    from autograder.feedback import render_math
+    out = render_math(r"<p>Seja $x^2$ e $$\sum_j e^{x_j}$$</p><code>$HOME</code>")
+    assert out.count("<math") == 2 and 'display="block"' in out and "<code>$HOME</code>" in out
+    evil = render_math(r"<p>$\href{javascript:alert(1)}{x}$ $\style{color:red}{y}$ "
+                       r"$\text{&lt;script&gt;alert(2)&lt;/script&gt;}$</p>")
+    assert "<math" in evil and "javascript" not in evil and "style=" not in evil and "<script" not in evil
