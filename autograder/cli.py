@@ -28,11 +28,11 @@ _PT = {
 }
 
 
-def _pt(msg: str) -> str:
+def _translate(msg: str) -> str:
     return _PT.get(msg, msg)
 
 
-argparse._ = _pt  # type: ignore[attr-defined]
+argparse._ = _translate  # type: ignore[attr-defined]
 
 
 def _positive(kind):

@@ -378,3 +378,108 @@ def test_math_written_as_mathml_is_safe_and_small():
     evil = render_math(r"<p>$\href{javascript:alert(1)}{x}$ $\style{color:red}{y}$ "
                        r"$\text{&lt;script&gt;alert(2)&lt;/script&gt;}$</p>")
     assert "<math" in evil and "javascript" not in evil and "style=" not in evil and "<script" not in evil
+
+
+# ----------------------------------------------------------------------------- estrutura e linha de comando
+
+import ast  # noqa: E402
+
+PKG = Path(__file__).resolve().parent.parent / "autograder"
+PLANNER_AND_READERS = ["cli", "runner", "submissions", "exports", "report", "feedback", "gradebook",
+                       "progress", "results", "deadlines", "store", "tables"]
+
+
+def _imports(module: str) -> set[str]:
+    """Os módulos do pacote que `module` importa (em qualquer lugar do arquivo, inclusive
+    dentro de funções; os de `if TYPE_CHECKING:` não contam: não rodam)."""
+    tree = ast.parse((PKG / f"{module}.py").read_text(encoding="utf-8"))
+    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+            and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            out |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder."):
+            out.add(node.module.split(".")[1])
+    return {m for m in out if (PKG / f"{m}.py").exists()}
+
+
+def _reach(start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo += sorted(_imports(m))
+    return seen - {start}
+
+
+def test_no_import_cycle_among_the_planner_and_the_readers():
+    for m in PLANNER_AND_READERS:
+        assert m not in _reach(m), f"{m} volta a si mesmo: {sorted(_reach(m))}"
+
+
+def test_readers_never_reach_the_planner_or_the_worker():
+    worker = {"runner", "tasks", "job", "executor", "sandbox", "wire", "harness_side", "student_stub",
+              "submissions"}
+    for m in ["report", "feedback", "exports", "tables", "gradebook", "store", "results"]:
+        assert not _reach(m) & worker, (m, sorted(_reach(m) & worker))
+    assert not _imports("cli") & {"executor", "sandbox"}, sorted(_imports("cli"))
+    assert "submissions" not in _reach("deadlines")
+
+
+def test_no_function_over_100_lines_in_the_planner_and_the_readers():
+    long = []
+    for m in PLANNER_AND_READERS:
+        for node in ast.walk(ast.parse((PKG / f"{m}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > 100:
+                    long.append(f"{m}.{node.name}: {n}")
+    assert not long, long
+
+
+def test_one_number_formatter():
+    """`num`, o atraso e o CSV só existem em tables.py."""
+    for m in PLANNER_AND_READERS:
+        tree = ast.parse((PKG / f"{m}.py").read_text(encoding="utf-8"))
+        names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        if m != "tables":
+            assert not names & {"num", "_num", "_pt", "fixed", "duration", "write_csv"}, (m, names)
+
+
+def _parse(*argv):
+    from autograder.cli import build_parser
+    return build_parser().parse_args(list(argv))
+
+
+def test_flags_are_english_and_the_portuguese_spellings_still_work():
+    english = _parse("grade", "e/", "--workspace", "w", "--deadline", "a=2025-01-01 10:00", "--timezone",
+                     "UTC", "--memory", "512", "--max-processes", "9", "--disk", "64", "--pattern", "x",
+                     "--cell-timeout", "3", "--notebook-timeout", "9", "--force", "--no-feedback",
+                     "--no-report", "--no-progress", "--no-sandbox", "--solutions", "s")
+    portuguese = _parse("grade", "e/", "--workspace", "w", "--prazo", "a=2025-01-01 10:00", "--fuso",
+                        "UTC", "--memoria", "512", "--processos", "9", "--disco", "64", "--padrao", "x",
+                        "--tempo-celula", "3", "--tempo-notebook", "9", "--refazer", "--sem-feedback",
+                        "--sem-relatorio", "--sem-barra", "--sem-sandbox", "--solucoes", "s")
+    assert vars(english) == vars(portuguese)
+    assert english.memory == 512 and english.max_processes == 9 and english.deadline == ["a=2025-01-01 10:00"]
+    both = _parse("grade", "e/", "--workspace", "w", "--deadline", "a=1", "--prazo", "b=2")
+    assert both.deadline == ["a=1", "b=2"]
+    d_en = _parse("deadlines", "--workspace", "w", "--grace", "15", "--penalty-per-day", "10",
+                  "--zero-after", "7", "--remove", "x", "--timezone", "UTC")
+    d_pt = _parse("deadlines", "--workspace", "w", "--tolerancia", "15", "--multa-por-dia", "10",
+                  "--zero-apos", "7", "--remover", "x", "--fuso", "UTC")
+    assert vars(d_en) == vars(d_pt)
+    assert _parse("release", "--verificar").check and _parse("feedback", "--workspace", "w", "--refazer").force
+
+
+def test_help_shows_only_the_english_flags_in_portuguese(capsys):
+    with pytest.raises(SystemExit):
+        _parse("grade", "--help")
+    text = capsys.readouterr().out
+    assert "--memory MIB" in text and "--deadline TAREFA=DATA" in text and "opções:" in text
+    for old in ("--memoria", "--prazo", "--processos", "--disco", "--padrao", "--sem-sandbox", "--refazer"):
+        assert old not in text, old
