@@ -1,6 +1,6 @@
 """Prazos e política de atraso, guardados no workspace (`prazos.toml`).
 
-Dados uma vez (`grade --prazo`, `deadlines`), valem para todo comando seguinte:
+Dados uma vez (`grade --deadline`, `deadlines`), valem para todo comando seguinte:
 `report` e `feedback` rodados depois da correção manual mostram o mesmo atraso.
 O arquivo é TOML e o professor pode editá-lo à mão:
 
@@ -178,7 +178,7 @@ def _policy(raw: dict) -> LatePolicy:
 
 
 def load_deadlines(workspace: Path, cli: list[str] | None = None, tz_name: str | None = None) -> Deadlines:
-    """prazos.toml (ou prazos.json) do workspace, depois --prazo TAREFA=DATA da linha de comando."""
+    """prazos.toml (ou prazos.json) do workspace, depois --deadline TAREFA=DATA da linha de comando."""
     raw = _read_raw(Path(workspace))
     tz = _zone(tz_name or raw.get("fuso") or DEFAULT_TZ)
     due: dict[str, datetime] = {}
@@ -190,7 +190,7 @@ def load_deadlines(workspace: Path, cli: list[str] | None = None, tz_name: str |
     for item in cli or []:
         a, sep, v = item.partition("=")
         if not sep or not a.strip():
-            raise ValueError(f"--prazo espera TAREFA=DATA, veio {item!r}")
+            raise ValueError(f"--deadline espera TAREFA=DATA, veio {item!r}")
         due[a.strip()] = parse_time(v, tz)
     return Deadlines(tz, due, _policy(raw))
 
@@ -202,7 +202,7 @@ def _toml_str(s: str) -> str:
 def save_deadlines(workspace: Path, d: Deadlines) -> Path:
     """Reescreve prazos.toml (comentários escritos à mão não são preservados)."""
     lines = ["# Prazos e política de atraso deste workspace: escritos por `python -m autograder`",
-             "# (grade --prazo, deadlines) e lidos por todo comando. Pode ser editado à mão.",
+             "# (grade --deadline, deadlines) e lidos por todo comando. Pode ser editado à mão.",
              f"fuso = {_toml_str(str(d.tz))}", "", "[prazos]"]
     for a in sorted(d.due):
         lines.append(f"{_toml_str(a)} = {_toml_str(d.due[a].astimezone(d.tz).strftime('%Y-%m-%d %H:%M:%S'))}")
@@ -228,7 +228,7 @@ def update_deadlines(workspace: Path, cli: list[str] | None = None, tz_name: str
     d = load_deadlines(workspace, cli, tz_name)
     for a in remove or []:
         if a not in d.due:
-            raise ValueError(f"--remover {a}: essa tarefa não tem prazo (têm: {', '.join(sorted(d.due)) or 'nenhuma'})")
+            raise ValueError(f"--remove {a}: essa tarefa não tem prazo (têm: {', '.join(sorted(d.due)) or 'nenhuma'})")
         del d.due[a]
     if grace is not None:
         d.policy.grace_minutes = grace

@@ -151,7 +151,7 @@ def assigned_set(given: list[str], due: dict, available: list[str]) -> list[str]
         unknown = sorted(a for a in due if a not in available)
         if unknown:
             raise GradeError(f"prazo para tarefa(s) que não existem: {', '.join(unknown)} "
-                             f"(corrija com `python -m autograder deadlines --workspace ... --remover TAREFA`)")
+                             f"(corrija com `python -m autograder deadlines --workspace ... --remove TAREFA`)")
         return sorted(due)
     return None
 

@@ -12,7 +12,7 @@ Formatos aceitos (nesta ordem):
   ou sem pastas, `<Nome do Aluno>_<id>_assignsubmission_file_<arquivo>.ipynb`; sem
   `--assignment`, a tarefa é a que o nome do notebook diz;
 - zip plano: `<aluno>.ipynb` (com `--assignment`) ou `<aluno>_<tarefa>.ipynb`;
-- `--padrao REGEX` com grupos nomeados `student` (obrigatório), `assignment`,
+- `--pattern REGEX` com grupos nomeados `student` (obrigatório), `assignment`,
   `notebook`, `timestamp`, testado antes de todos.
 
 Horários sem fuso (nomes do zip, `timestamp.txt` sem sufixo) são lidos no fuso
@@ -335,7 +335,7 @@ class Collector:
                     continue
                 try:
                     m = self._match(i.filename, stamps)
-                except ValueError as e:     # horário ilegível no nome (--padrao)
+                except ValueError as e:     # horário ilegível no nome (--pattern)
                     self.warnings.append(f"ignorado ({e}): {i.filename}")
                     continue
                 if m is None:
