@@ -483,3 +483,22 @@ def test_help_shows_only_the_english_flags_in_portuguese(capsys):
     assert "--memory MIB" in text and "--deadline TAREFA=DATA" in text and "opções:" in text
     for old in ("--memoria", "--prazo", "--processos", "--disco", "--padrao", "--sem-sandbox", "--refazer"):
         assert old not in text, old
+
+
+def test_grading_a_zip_whose_notebooks_do_not_say_the_assignment_stops_before_grading(tmp_path):
+    """H5 no comando: sem --assignment nem prazo, um caderno que não diz a tarefa para tudo
+    com um erro em português (antes de preparar ou corrigir qualquer coisa)."""
+    from autograder.runner import GradeError, grade_options, run_grade
+    sol = tmp_path / "solucoes"
+    for a in COURSE:
+        (sol / a).mkdir(parents=True)
+        (sol / a / f"{a}.ipynb").write_bytes(NB)
+    z = _zip(tmp_path / "m.zip", {f"Maria Silva_101_assignsubmission_file_/{A2}.ipynb": NB,
+                                  "Maria Silva_202_assignsubmission_file_/meu caderno (1).ipynb": NB})
+    ws = Workspace(tmp_path / "ws", sol)
+    opts = grade_options(z, cell_timeout=1, notebook_timeout=1, memory_mib=64, nproc=4, disk_mib=8,
+                         use_sandbox=False)
+    with pytest.raises(GradeError, match=r"(?s)1 arquivo\(s\) de entrega sem tarefa conhecida.*meu caderno "
+                                         r"\(1\)\.ipynb.*--assignment TAREFA.*Nada foi corrigido"):
+        run_grade(ws, opts)
+    assert not (ws.root / "release").exists()              # nada foi preparado
