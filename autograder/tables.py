@@ -7,7 +7,8 @@ planilha do Moodle, no relatório e na página do aluno.
 Toda célula de texto que uma planilha leria como fórmula (começando com `=`,
 `+`, `-`, `@`, tabulação ou retorno de carro; OWASP, "CSV Injection") ganha um
 apóstrofo na frente: o nome `=HYPERLINK(...)` de um participante chega ao
-Excel como texto. Números (`-3`, `2,5`) ficam como estão.
+Excel como texto. Números (`-3`, `2,5`) e o traço sozinho (`-`, "sem data" na
+planilha do Moodle) ficam como estão.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def duration(minutes: int) -> str:
 def safe_cell(value) -> str:
     """O texto de uma célula sem nada que uma planilha executaria como fórmula."""
     text = "" if value is None else str(value)
-    if text.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text):
+    if text.startswith(_FORMULA_START) and text != "-" and not _PLAIN_NUMBER.fullmatch(text):
         return "'" + text
     return text
 

@@ -189,6 +189,7 @@ def test_moodle_worksheet_ptbr_by_default_with_moodles_own_strings(turma):
     by = {r["Identificador"]: r for r in got}
     # corrigido a partir do zip (sem horário de entrega): nunca "Nenhum envio"
     assert by["Participante101"]["Status"] == "Enviado para avaliação"
+    assert by["Participante101"]["Última modificação (envio)"] == "-"        # sem horário: o traço do Moodle
 
 
 def test_moodle_worksheet_in_english_when_asked(turma):
@@ -239,12 +240,12 @@ def test_formulas_are_neutralised_in_every_csv(turma):
         for line in f.read_text(encoding="utf-8").splitlines()[1:]:
             for cell in next(csv.reader([line], delimiter=";" if f.name == "notas_por_aluno.csv" else ",")):
                 assert not cell.startswith(("=", "+", "@", "\t", "\r")), (f.name, cell)
-                assert not (cell.startswith("-") and not cell.lstrip("-").replace(".", "").isdigit())
+                assert cell == "-" or not (cell.startswith("-") and not cell.lstrip("-").replace(".", "").isdigit())
                 seen += cell == "'" + EVIL
     assert seen == 4          # tabela larga, as duas planilhas do Moodle e o Canvas
     from autograder.tables import safe_cell
-    assert [safe_cell(x) for x in ["-3", "2,5", "+1 ponto", "@x", "\tx", "ok"]] == \
-        ["-3", "2,5", "'+1 ponto", "'@x", "'\tx", "ok"]
+    assert [safe_cell(x) for x in ["-3", "2,5", "-", "+1 ponto", "@x", "\tx", "-1+2", "ok"]] == \
+        ["-3", "2,5", "-", "'+1 ponto", "'@x", "'\tx", "'-1+2", "ok"]
 
 
 def test_one_lateness_format_everywhere(turma):
