@@ -156,6 +156,41 @@ def assigned_set(given: list[str], due: dict, available: list[str]) -> list[str]
     return None
 
 
+def _collect(ws: Workspace, opts: GradeOptions, tz, assignments: list[str] | None, available: list[str],
+             summary: RunSummary):
+    """A coleta: (tarefas a corrigir, entregas). Para antes de corrigir se um arquivo de aluno
+    não diz de que tarefa é (nunca o descarta em silêncio) ou se não há entrega nenhuma."""
+    try:
+        only = assignments[0] if assignments and len(assignments) == 1 else None
+        got = gather(Path(opts.submissions), {a: notebook_names(ws, a) for a in available},
+                     tz, only=only, pattern=opts.pattern)
+    except (ValueError, OSError) as e:
+        raise GradeError(str(e)) from None
+    subs, warns = got.submissions, got.warnings
+    if got.undecided:            # nunca descartar em silêncio a entrega de alguém
+        shown = "\n  ".join(got.undecided[:10]) + ("\n  ..." if len(got.undecided) > 10 else "")
+        raise GradeError(
+            f"{len(got.undecided)} arquivo(s) de entrega sem tarefa conhecida (o nome do notebook não "
+            f"diz a tarefa):\n  {shown}\nDiga qual é a tarefa com --assignment TAREFA "
+            f"(tarefas: {', '.join(available)}). Nada foi corrigido.")
+    if assignments is None:      # nem --assignment nem prazo: as tarefas que alguém entregou
+        assignments = sorted({s.assignment for s in subs if s.files})
+        if assignments:
+            say(f"sem --assignment nem prazos no workspace: corrigindo as tarefas entregues "
+                f"({', '.join(assignments)})")
+    subs = [s for s in subs if s.assignment in assignments]
+    summary.warnings += warns
+    for w in warns:
+        say(f"aviso: {w}")
+    if not any(s.files for s in subs):
+        raise GradeError(f"nenhuma entrega encontrada em {opts.submissions} para "
+                         f"{', '.join(assignments) or 'nenhuma tarefa'}")
+    from .exports import record_identities
+    record_identities(ws, subs)
+
+    return assignments, subs
+
+
 def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
     t0 = time.monotonic()
     summary = RunSummary()
@@ -187,34 +222,7 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
         raise GradeError(str(e)) from None
     assignments = assigned_set(opts.assignments, deadlines.due, available)
 
-    try:
-        only = assignments[0] if assignments and len(assignments) == 1 else None
-        got = gather(Path(opts.submissions), {a: notebook_names(ws, a) for a in available},
-                     deadlines.tz, only=only, pattern=opts.pattern)
-    except (ValueError, OSError) as e:
-        raise GradeError(str(e)) from None
-    subs, warns = got.submissions, got.warnings
-    if got.undecided:            # nunca descartar em silêncio a entrega de alguém
-        shown = "\n  ".join(got.undecided[:10]) + ("\n  ..." if len(got.undecided) > 10 else "")
-        raise GradeError(
-            f"{len(got.undecided)} arquivo(s) de entrega sem tarefa conhecida (o nome do notebook não "
-            f"diz a tarefa):\n  {shown}\nDiga qual é a tarefa com --assignment TAREFA "
-            f"(tarefas: {', '.join(available)}). Nada foi corrigido.")
-    if assignments is None:      # nem --assignment nem prazo: as tarefas que alguém entregou
-        assignments = sorted({s.assignment for s in subs if s.files})
-        if assignments:
-            say(f"sem --assignment nem prazos no workspace: corrigindo as tarefas entregues "
-                f"({', '.join(assignments)})")
-    subs = [s for s in subs if s.assignment in assignments]
-    summary.warnings += warns
-    for w in warns:
-        say(f"aviso: {w}")
-    if not any(s.files for s in subs):
-        raise GradeError(f"nenhuma entrega encontrada em {opts.submissions} para "
-                         f"{', '.join(assignments) or 'nenhuma tarefa'}")
-    from .exports import record_identities
-    record_identities(ws, subs)
-
+    assignments, subs = _collect(ws, opts, deadlines.tz, assignments, available, summary)
     say(f"preparando {len(assignments)} tarefa(s) no workspace {ws.root} ...")
     infos = ws.prepare(assignments)
     by_key = {(s.student, s.assignment): s for s in subs}
