@@ -429,7 +429,8 @@ class _Dispatcher:
         self.ac = as_completed(loop=client.loop)
 
     def _threads(self) -> int:
-        workers = self.client.scheduler_info()["workers"].values()
+        # um agendador que sumiu responde sem "workers": a próxima tarefa diz que a conexão caiu
+        workers = (self.client.scheduler_info() or {}).get("workers", {}).values()
         return max(1, sum(w.get("nthreads", 1) for w in workers))
 
     def top_up(self) -> None:

@@ -227,7 +227,7 @@ def test_refuses_to_grade_without_bubblewrap_unless_told(arquivos, tmp_path, mon
     from autograder.runner import GradeError, GradeOptions, run_grade
     monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
     ws = Workspace(tmp_path / "ws", arquivos["sol"])
-    with pytest.raises(GradeError, match="bubblewrap.*--sem-sandbox"):
+    with pytest.raises(GradeError, match="bubblewrap.*--no-sandbox"):
         run_grade(ws, GradeOptions(submissions=arquivos["subs"]))
     assert not (tmp_path / "ws" / "grades.csv").exists()
 
