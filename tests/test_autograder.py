@@ -623,8 +623,8 @@ class DaskCluster:
 
     def _start(self, command: str, *args) -> subprocess.Popen:
         env = self.worker_env if command == "worker" else self.env
-        dask = Path(sys.executable).with_name("dask")        # .venv/bin/dask, como no README
-        p = subprocess.Popen([str(dask), command, *args], env=env, cwd="/",
+        # `python -m distributed.cli.dask_<comando>` é o que `.venv/bin/dask <comando>` do README roda
+        p = subprocess.Popen([sys.executable, "-m", f"distributed.cli.dask_{command}", *args], env=env, cwd="/",
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         self.procs.append(p)
         return p
