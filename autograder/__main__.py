@@ -3,7 +3,7 @@
 Comandos
 --------
     release                      fontes -> solutions/ -> exercises/ (nbgrader generate_assignment)
-    grade ENTREGAS --workspace W [--assignment A ...] [--prazo A=DATA ...] [--jobs N | --scheduler END]
+    grade ENTREGAS --workspace W [--assignment A ...] [--deadline A=DATA ...] [--jobs N | --scheduler END]
     feedback --workspace W       HTML por aluno (retornos/), sem os testes ocultos
     report --workspace W         grades.csv, questions.csv, exportacoes/ e relatorio/index.html
     export --workspace W         tabela larga, planilha e zip do Moodle, CSV do Canvas
@@ -62,7 +62,7 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   horário, fonte da tarefa, limites, versão); `.autograder/resultados/`
   guarda o resultado com a chave, gravado de forma atômica. Interromper e
   rodar de novo só corrige o que faltava; rodar duas vezes dá o mesmo CSV.
-* Atraso: prazos em `prazos.toml` do workspace (escritos por --prazo e
+* Atraso: prazos em `prazos.toml` do workspace (escritos por --deadline e
   `deadlines`, lidos por todo comando) com fuso explícito (padrão
   America/Sao_Paulo) e política de atraso (tolerância, multa por dia, zero
   depois de N dias); horários sem fuso (nomes de zip, timestamp.txt) são lidos

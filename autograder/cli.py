@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+from .tables import MOODLE_LANGUAGES
 
 # Mensagens do próprio argparse em português (ele usa gettext sem catálogo pt-BR).
 _PT = {
@@ -25,11 +28,11 @@ _PT = {
 }
 
 
-def _pt(msg: str) -> str:
+def _translate(msg: str) -> str:
     return _PT.get(msg, msg)
 
 
-argparse._ = _pt  # type: ignore[attr-defined]
+argparse._ = _translate  # type: ignore[attr-defined]
 
 
 def _positive(kind):
@@ -58,60 +61,69 @@ def _nonnegative(kind):
     return conv
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m autograder",
-        description="Corretor automático do curso: gera os exercícios, corrige a turma "
-                    "inteira numa sandbox, produz feedback e relatório.")
-    sub = p.add_subparsers(dest="command", metavar="COMANDO", required=True)
+def _opt(q, flag: str, *aliases: str, **kw) -> None:
+    """Uma opção com o nome em inglês (como o nbgrader e o Dask escrevem os seus) e, escondidos
+    da ajuda, os nomes em português de antes, que continuam valendo."""
+    q.add_argument(flag, **kw)
+    if aliases:
+        kw = {k: v for k, v in kw.items() if k not in ("help", "metavar", "required")}
+        kw.setdefault("dest", flag.lstrip("-").replace("-", "_"))
+        kw["default"] = argparse.SUPPRESS      # o padrão é o da opção em inglês
+        q.add_argument(*aliases, help=argparse.SUPPRESS, **kw)
 
-    r = sub.add_parser("release", help="regenera solutions/ e exercises/ (nbgrader generate_assignment)",
-                       description="Reescreve solutions/ a partir de autograder/fontes e gera exercises/ "
-                                   "com o nbgrader (gradebook temporário).")
-    r.add_argument("--verificar", action="store_true",
-                   help="não escreve nada: só confere se exercises/ é o que o nbgrader gera")
-    from .sandbox import Limits
 
-    def workspace_args(q, solucoes=True):
-        q.add_argument("--workspace", required=True, type=Path, metavar="PASTA",
-                       help="pasta de trabalho do professor (fora do repositório): gradebook, "
-                            "notebooks corrigidos, feedback, grades.csv")
-        if solucoes:
-            q.add_argument("--solucoes", type=Path, default=None, metavar="PASTA",
-                           help="fontes nbgrader das tarefas (padrão: solutions/ do repositório)")
+def _workspace_args(q, solutions=True):
+    q.add_argument("--workspace", required=True, type=Path, metavar="PASTA",
+                   help="pasta de trabalho do professor (fora do repositório): gradebook, "
+                        "notebooks corrigidos, feedback, grades.csv")
+    if solutions:
+        _opt(q, "--solutions", "--solucoes", type=Path, default=None, metavar="PASTA",
+             help="fontes nbgrader das tarefas (padrão: solutions/ do repositório)")
 
-    def deadline_args(q):
-        q.add_argument("--prazo", action="append", default=[], metavar="TAREFA=DATA",
-                       help="prazo de uma tarefa, p.ex. 01-pontuacoes='2025-03-10 23:59' "
-                            "(repetível; fica guardado em prazos.toml do workspace e vale para "
-                            "todo comando seguinte)")
-        q.add_argument("--fuso", default=None, metavar="FUSO",
-                       help="fuso dos prazos e dos horários sem fuso (padrão: America/Sao_Paulo; "
-                            "fica guardado no workspace)")
 
-    def assignment_args(q, what):
-        q.add_argument("--assignment", action="append", default=[], metavar="TAREFA",
-                       help=f"{what} só esta tarefa (repetível; padrão: as tarefas com prazo no "
-                            "workspace, ou as que foram entregues)")
+def _timezone_arg(q, what: str):
+    _opt(q, "--timezone", "--fuso", default=None, metavar="FUSO", help=what)
 
-    def csv_args(q):
-        q.add_argument("--sep", default=None, metavar="C",
-                       help="separador das planilhas (grades.csv, questions.csv, tabela larga); "
-                            "';' também troca o ponto decimal por vírgula (Excel em português). "
-                            "Fica guardado no workspace")
-        q.add_argument("--bom", action=argparse.BooleanOptionalAction, default=None,
-                       help="começa as planilhas com a marca BOM do UTF-8 (o Excel reconhece os acentos)")
-        q.add_argument("--roster", type=Path, default=None, metavar="CSV",
-                       help="lista da turma (colunas student_id e, se houver, name, email, "
-                            "participant, sis_id, section): copiada para roster.csv do workspace")
 
+def _deadline_args(q):
+    _opt(q, "--deadline", "--prazo", action="append", default=[], metavar="TAREFA=DATA",
+         help="prazo de uma tarefa, p.ex. 01-pontuacoes='2025-03-10 23:59' (repetível; fica "
+              "guardado em prazos.toml do workspace e vale para todo comando seguinte)")
+    _timezone_arg(q, "fuso dos prazos e dos horários sem fuso (padrão: America/Sao_Paulo; "
+                     "fica guardado no workspace)")
+
+
+def _assignment_args(q, what):
+    q.add_argument("--assignment", action="append", default=[], metavar="TAREFA",
+                   help=f"{what} só esta tarefa (repetível; padrão: as tarefas com prazo no "
+                        "workspace, ou as que foram entregues)")
+
+
+def _csv_args(q):
+    q.add_argument("--sep", default=None, metavar="C",
+                   help="separador das planilhas (grades.csv, questions.csv, tabela larga); "
+                        "';' também troca o ponto decimal por vírgula (Excel em português). "
+                        "Fica guardado no workspace")
+    q.add_argument("--bom", action=argparse.BooleanOptionalAction, default=None,
+                   help="começa as planilhas com a marca BOM do UTF-8 (o Excel reconhece os acentos)")
+    q.add_argument("--roster", type=Path, default=None, metavar="CSV",
+                   help="lista da turma (colunas student_id e, se houver, name, email, "
+                        "participant, sis_id, section): copiada para roster.csv do workspace")
+    q.add_argument("--moodle-language", default=None, choices=MOODLE_LANGUAGES, metavar="LÍNGUA",
+                   help="língua da interface do Moodle que vai importar a planilha de avaliação: "
+                        "pt-BR (padrão) ou en; o Moodle acha as colunas pelos nomes nessa língua. "
+                        "Fica guardada no workspace")
+
+
+def _grade_parser(sub) -> None:
+    from .runner import DEFAULTS
     g = sub.add_parser("grade", help="corrige as entregas de uma turma",
                        description="Corrige as entregas (pasta <aluno>/<tarefa>/<notebook>.ipynb ou "
                                    "zip do AVA) numa sandbox, em paralelo, retomando o que já foi feito.")
-    g.add_argument("entregas", type=Path, metavar="ENTREGAS",
+    g.add_argument("submissions", type=Path, metavar="ENTREGAS",
                    help="pasta <aluno>/<tarefa>/<notebook>.ipynb ou zip com notebooks por aluno")
-    workspace_args(g)
-    assignment_args(g, "corrige")
+    _workspace_args(g)
+    _assignment_args(g, "corrige")
     g.add_argument("--jobs", "-j", type=_positive(int), default=1, metavar="N",
                    help="notebooks corrigidos ao mesmo tempo nesta máquina: processos do Dask, "
                         "de uma thread cada (padrão: 1)")
@@ -120,73 +132,94 @@ def build_parser() -> argparse.ArgumentParser:
                         "(p.ex. tcp://10.0.0.5:8786) ou pelo arquivo de `dask scheduler --scheduler-file`, "
                         "em vez de nesta máquina; --jobs deixa de valer (o cluster decide). Ver README, "
                         "\"Corrigir num cluster\"")
-    g.add_argument("--tempo-celula", type=_positive(float), default=None, metavar="S",
-                   help="limite por célula, em segundos (padrão: c.Execute.timeout do "
-                        "nbgrader_config.py do repositório, ou 30)")
-    g.add_argument("--tempo-notebook", type=_positive(float), default=300.0, metavar="S",
-                   help="limite por notebook, em segundos (padrão: 300)")
-    g.add_argument("--memoria", type=_positive(int), default=Limits.memory_mib, metavar="MIB",
-                   help="memória de cada notebook, somando todos os processos que ele iniciar, com "
-                        f"memória compartilhada e tmpfs, em MiB (padrão: {Limits.memory_mib})")
-    g.add_argument("--processos", type=_positive(int), default=Limits.nproc, metavar="N",
-                   help="processos e threads de cada notebook, somando todos "
-                        f"(padrão: {Limits.nproc})")
-    g.add_argument("--disco", type=_positive(int), default=Limits.disk_mib, metavar="MIB",
-                   help="espaço para escrever na pasta do notebook e no HOME do kernel, em MiB "
-                        f"(padrão: {Limits.disk_mib})")
-    g.add_argument("--sem-sandbox", "--no-sandbox", dest="sem_sandbox", action="store_true",
-                   help="corrige sem bubblewrap (PERIGOSO: o código dos alunos roda com os seus direitos)")
-    deadline_args(g)
-    csv_args(g)
-    g.add_argument("--padrao", default=None, metavar="REGEX",
-                   help="regex para os nomes dentro do zip, com grupos (?P<student>...), "
-                        "(?P<assignment>...), (?P<notebook>...), (?P<timestamp>...)")
-    g.add_argument("--refazer", action="store_true",
-                   help="corrige de novo mesmo o que já estava corrigido")
-    g.add_argument("--sem-feedback", action="store_true", help="não gera o feedback HTML")
-    g.add_argument("--sem-relatorio", action="store_true", help="não gera o relatório com gráficos")
-    g.add_argument("--sem-barra", action="store_true",
-                   help="progresso em linhas de texto mesmo num terminal")
+    _opt(g, "--cell-timeout", "--tempo-celula", type=_positive(float), default=None, metavar="S",
+         help="limite por célula, em segundos (padrão: c.Execute.timeout do "
+              "nbgrader_config.py do repositório, ou 30)")
+    _opt(g, "--notebook-timeout", "--tempo-notebook", type=_positive(float), default=300.0, metavar="S",
+         help="limite por notebook, em segundos (padrão: 300)")
+    _opt(g, "--memory", "--memoria", type=_positive(int), default=DEFAULTS.memory_mib, metavar="MIB",
+         help="memória de cada notebook, somando todos os processos que ele iniciar, com "
+              f"memória compartilhada e tmpfs, em MiB (padrão: {DEFAULTS.memory_mib})")
+    _opt(g, "--max-processes", "--processos", type=_positive(int), default=DEFAULTS.nproc, metavar="N",
+         help=f"processos e threads de cada notebook, somando todos (padrão: {DEFAULTS.nproc})")
+    _opt(g, "--disk", "--disco", type=_positive(int), default=DEFAULTS.disk_mib, metavar="MIB",
+         help="espaço para escrever na pasta do notebook e no HOME do kernel, em MiB "
+              f"(padrão: {DEFAULTS.disk_mib})")
+    _opt(g, "--no-sandbox", "--sem-sandbox", action="store_true",
+         help="corrige sem bubblewrap (PERIGOSO: o código dos alunos roda com os seus direitos)")
+    _deadline_args(g)
+    _csv_args(g)
+    _opt(g, "--pattern", "--padrao", default=None, metavar="REGEX",
+         help="regex para os nomes dentro do zip, com grupos (?P<student>...), "
+              "(?P<assignment>...), (?P<notebook>...), (?P<timestamp>...)")
+    _opt(g, "--force", "--refazer", action="store_true",
+         help="corrige de novo mesmo o que já estava corrigido")
+    _opt(g, "--no-feedback", "--sem-feedback", action="store_true", help="não gera o feedback HTML")
+    _opt(g, "--no-report", "--sem-relatorio", action="store_true",
+         help="não gera o relatório com gráficos nem as exportações")
+    _opt(g, "--no-progress", "--sem-barra", action="store_true",
+         help="progresso em linhas de texto mesmo num terminal")
+
+
+def _deadlines_parser(sub) -> None:
+    pz = sub.add_parser("deadlines", help="mostra ou muda os prazos e a política de atraso do workspace",
+                        description="Prazos, fuso e política de atraso ficam em prazos.toml do "
+                                    "workspace e valem para todo comando. Sem opções, só mostra.")
+    _workspace_args(pz, solutions=False)
+    pz.add_argument("deadlines", nargs="*", metavar="TAREFA=DATA", help="prazo de uma tarefa")
+    _timezone_arg(pz, "fuso dos prazos")
+    _opt(pz, "--remove", "--remover", action="append", default=[], metavar="TAREFA",
+         help="tira o prazo de uma tarefa")
+    _opt(pz, "--grace", "--tolerancia", type=_nonnegative(int), default=None, metavar="MIN",
+         help="minutos depois do prazo que ainda contam como no prazo")
+    _opt(pz, "--penalty-per-day", "--multa-por-dia", type=_nonnegative(float), default=None, metavar="PCT",
+         help="porcentagem da nota máxima descontada por dia (ou fração) de atraso")
+    _opt(pz, "--zero-after", "--zero-apos", type=_nonnegative(int), default=None, metavar="DIAS",
+         help="com mais dias de atraso que isto, a nota é zero")
+    _opt(pz, "--no-zero-after", "--sem-zero", action="store_true", help="tira o limite de --zero-after")
+
+
+def _read_side_parsers(sub) -> None:
     f = sub.add_parser("feedback", help="gera o feedback HTML de cada aluno (sem os testes ocultos)",
                        description="Escreve retornos/<aluno>/<tarefa>/<notebook>.html no workspace, "
                                    "com as notas e os comentários do gradebook (inclusive os manuais). "
                                    "Uma página que mostraria um teste oculto não é gravada.")
-    workspace_args(f, solucoes=False)
-    deadline_args(f)
-    assignment_args(f, "gera o feedback de")
-    f.add_argument("--refazer", action="store_true", help="refaz todos, mesmo os que não mudaram")
+    _workspace_args(f, solutions=False)
+    _deadline_args(f)
+    _assignment_args(f, "gera o feedback de")
+    _opt(f, "--force", "--refazer", action="store_true", help="refaz todos, mesmo os que não mudaram")
 
     rp = sub.add_parser("report", help="grades.csv, questions.csv, exportações e o relatório com gráficos",
                         description="Reescreve grades.csv e questions.csv (com as notas manuais e os "
                                     "comentários do gradebook), exportacoes/ e relatorio/index.html.")
-    workspace_args(rp, solucoes=False)
-    deadline_args(rp)
-    assignment_args(rp, "relata")
-    csv_args(rp)
+    _workspace_args(rp, solutions=False)
+    _deadline_args(rp)
+    _assignment_args(rp, "relata")
+    _csv_args(rp)
 
     ex = sub.add_parser("export", help="exportações para o AVA (Moodle, Canvas) e a tabela larga",
                         description="Escreve exportacoes/: notas_por_aluno.csv (um aluno por linha, uma "
                                     "coluna por tarefa), a planilha de avaliação e o zip de retornos do "
                                     "Moodle de cada tarefa e o CSV de importação do Canvas.")
-    workspace_args(ex, solucoes=False)
-    assignment_args(ex, "exporta")
-    csv_args(ex)
+    _workspace_args(ex, solutions=False)
+    _assignment_args(ex, "exporta")
+    _csv_args(ex)
 
-    pz = sub.add_parser("deadlines", help="mostra ou muda os prazos e a política de atraso do workspace",
-                        description="Prazos, fuso e política de atraso ficam em prazos.toml do "
-                                    "workspace e valem para todo comando. Sem opções, só mostra.")
-    workspace_args(pz, solucoes=False)
-    pz.add_argument("prazos", nargs="*", metavar="TAREFA=DATA", help="prazo de uma tarefa")
-    pz.add_argument("--fuso", default=None, metavar="FUSO", help="fuso dos prazos")
-    pz.add_argument("--remover", action="append", default=[], metavar="TAREFA",
-                    help="tira o prazo de uma tarefa")
-    pz.add_argument("--tolerancia", type=_nonnegative(int), default=None, metavar="MIN",
-                    help="minutos depois do prazo que ainda contam como no prazo")
-    pz.add_argument("--multa-por-dia", type=_nonnegative(float), default=None, metavar="PCT",
-                    help="porcentagem da nota máxima descontada por dia (ou fração) de atraso")
-    pz.add_argument("--zero-apos", type=_nonnegative(int), default=None, metavar="DIAS",
-                    help="com mais dias de atraso que isto, a nota é zero")
-    pz.add_argument("--sem-zero", action="store_true", help="tira o limite de --zero-apos")
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m autograder",
+        description="Corretor automático do curso: gera os exercícios, corrige a turma "
+                    "inteira numa sandbox, produz feedback e relatório.")
+    sub = p.add_subparsers(dest="command", metavar="COMANDO", required=True)
+    r = sub.add_parser("release", help="regenera solutions/ e exercises/ (nbgrader generate_assignment)",
+                       description="Reescreve solutions/ a partir de autograder/fontes e gera exercises/ "
+                                   "com o nbgrader (gradebook temporário).")
+    _opt(r, "--check", "--verificar", action="store_true",
+         help="não escreve nada: só confere se exercises/ é o que o nbgrader gera")
+    _grade_parser(sub)
+    _read_side_parsers(sub)
+    _deadlines_parser(sub)
     return p
 
 
@@ -196,14 +229,14 @@ def _workspace_ready(args):
     ws = Workspace(args.workspace)
     if not ws.db_path.exists() or not (ws.state / "resultados").is_dir():
         raise ValueError(f"{ws.root} não tem correções; rode `python -m autograder grade` antes")
-    return ws, update_deadlines(ws.root, getattr(args, "prazo", []), getattr(args, "fuso", None))
+    return ws, update_deadlines(ws.root, getattr(args, "deadline", []), getattr(args, "timezone", None))
 
 
 def _csv_ready(ws, args):
     from .exports import csv_format, install_roster
     if getattr(args, "roster", None) is not None:
         install_roster(ws, args.roster)
-    return csv_format(ws, args.sep, args.bom)
+    return csv_format(ws, args.sep, args.bom, args.moodle_language)
 
 
 def _err(e: Exception) -> int:
@@ -211,10 +244,43 @@ def _err(e: Exception) -> int:
     return 2
 
 
-def _publish_feedback(ws, deadlines, force: bool, assignments) -> int:
+@dataclass
+class Outputs:
+    """O que um comando escreve a partir das linhas da turma (calculadas uma vez só)."""
+
+    csvs: bool = False
+    feedback: bool = False
+    force_feedback: bool = False
+    report: bool = False
+    exports: bool = False
+
+
+def publish(ws, deadlines, fmt, assignments, out: Outputs) -> tuple[list, int]:
+    """Calcula as linhas da turma UMA vez (`report.collect`) e as entrega a cada escritor:
+    grades.csv/questions.csv, as páginas de retorno, o relatório e as exportações (que vêm
+    por último: o zip do Moodle leva as páginas). Devolve (linhas, 1 se uma página foi recusada)."""
+    from .exports import identities, write_exports
+    from .report import collect, write_csvs, write_report
+    rows = collect(ws, deadlines, assignments)
+    rc = 0
+    if out.csvs:
+        write_csvs(ws, rows, fmt)
+    if out.feedback:
+        names = {sid: ident.name for sid, ident in identities(ws).items() if ident.name}
+        rc = _publish_feedback(ws, rows, names, out.force_feedback)
+    if out.report:
+        page = write_report(ws, rows, deadlines)
+        print(f"relatório em {page}; notas em {ws.root / 'grades.csv'}", file=sys.stderr)
+    if out.exports:
+        files = write_exports(ws, rows, fmt)
+        print(f"{len(files)} exportação(ões) em {ws.root / 'exportacoes'}", file=sys.stderr)
+    return rows, rc
+
+
+def _publish_feedback(ws, rows, names, force: bool) -> int:
     """Gera os retornos e avisa do que não pode ir para os alunos; 1 se alguma página foi recusada."""
     from .feedback import check_nbgrader_feedback, generate_feedback
-    written, fresh, refused = generate_feedback(ws, deadlines, force=force, assignments=assignments)
+    written, fresh, refused = generate_feedback(ws, rows, names, force=force)
     print(f"feedback em {ws.root / 'retornos'} ({written} escrito(s), {fresh} já em dia)", file=sys.stderr)
     for r in refused:
         print(f"RECUSADO: {r}", file=sys.stderr)
@@ -226,25 +292,15 @@ def _publish_feedback(ws, deadlines, force: bool, assignments) -> int:
     return 1 if refused else 0
 
 
-def _report_and_exports(ws, deadlines, fmt, assignments) -> list:
-    from .exports import write_exports
-    from .report import collect, write_report
-    out = write_report(ws, deadlines, fmt, assignments)
-    files = write_exports(ws, collect(ws, deadlines, assignments), fmt)
-    print(f"relatório em {out}; notas em {ws.root / 'grades.csv'}; "
-          f"{len(files)} exportação(ões) em {ws.root / 'exportacoes'}", file=sys.stderr)
-    return files
-
-
 def cmd_feedback(args) -> int:
+    from .exports import csv_format
     try:
         ws, deadlines = _workspace_ready(args)
     except ValueError as e:
         return _err(e)
-    from .exports import csv_format, write_exports
-    from .report import collect
-    rc = _publish_feedback(ws, deadlines, args.refazer, args.assignment or None)
-    write_exports(ws, collect(ws, deadlines, args.assignment or None), csv_format(ws))   # zip de retornos
+    # as exportações vêm junto: o zip de retornos do Moodle leva as páginas novas
+    _, rc = publish(ws, deadlines, csv_format(ws), args.assignment or None,
+                    Outputs(feedback=True, force_feedback=args.force, exports=True))
     return rc
 
 
@@ -254,7 +310,7 @@ def cmd_report(args) -> int:
         fmt = _csv_ready(ws, args)
     except (ValueError, OSError) as e:
         return _err(e)
-    _report_and_exports(ws, deadlines, fmt, args.assignment or None)
+    publish(ws, deadlines, fmt, args.assignment or None, Outputs(csvs=True, report=True, exports=True))
     return 0
 
 
@@ -266,8 +322,7 @@ def cmd_export(args) -> int:
         fmt = _csv_ready(ws, args)
     except (ValueError, OSError) as e:
         return _err(e)
-    files = write_exports(ws, collect(ws, deadlines, args.assignment or None), fmt)
-    for f in files:
+    for f in write_exports(ws, collect(ws, deadlines, args.assignment or None), fmt):
         print(f)
     return 0
 
@@ -278,9 +333,9 @@ def cmd_deadlines(args) -> int:
     ws = Workspace(args.workspace)
     try:
         ws.check_outside_repo()
-        d = update_deadlines(ws.root, args.prazos, args.fuso, grace=args.tolerancia,
-                             per_day=args.multa_por_dia, zero_after=args.zero_apos,
-                             no_zero=args.sem_zero, remove=args.remover)
+        d = update_deadlines(ws.root, args.deadlines, args.timezone, grace=args.grace,
+                             per_day=args.penalty_per_day, zero_after=args.zero_after,
+                             no_zero=args.no_zero_after, remove=args.remove)
     except ValueError as e:
         return _err(e)
     print(f"fuso: {d.tz}")
@@ -297,14 +352,13 @@ def cmd_grade(args) -> int:
     interrompida deixou (pastas de kernel, cgroups) e avisa uma vez se não há cgroup."""
     from .course import Workspace
     from .lock import WorkspaceBusy, clean_leftovers, hold
-    from .sandbox import box_warning
-    ws = Workspace(args.workspace, args.solucoes)
+    from .runner import box_warning
+    ws = Workspace(args.workspace, args.solutions)
     root = ws.root
     try:
         ws.check_outside_repo()          # antes da trava: ela cria .autograder/ no workspace
     except ValueError as e:
-        print(f"erro: {e}", file=sys.stderr)
-        return 2
+        return _err(e)
     try:
         with hold(root):
             clean_leftovers(root)
@@ -313,28 +367,24 @@ def cmd_grade(args) -> int:
                 print(warning, file=sys.stderr, flush=True)
             return _cmd_grade(args)
     except WorkspaceBusy as e:
-        print(f"erro: {e}", file=sys.stderr)
-        return 2
+        return _err(e)
 
 
 def _cmd_grade(args) -> int:
     from .course import Workspace
     from .deadlines import load_deadlines
-    from .executor import ExecSettings
-    from .runner import GradeError, GradeOptions, run_grade, say
-    from .sandbox import Limits
+    from .runner import GradeError, grade_options, run_grade, say
 
-    ws = Workspace(args.workspace, args.solucoes)
-    if args.tempo_celula is None:
+    ws = Workspace(args.workspace, args.solutions)
+    if args.cell_timeout is None:
         from .course import repo_config
-        args.tempo_celula = float(repo_config().Execute.get("timeout", 30) or 30)
-    opts = GradeOptions(
-        submissions=args.entregas, assignments=args.assignment, jobs=args.jobs,
-        settings=ExecSettings(cell_timeout=args.tempo_celula, notebook_timeout=args.tempo_notebook),
-        limits=Limits(memory_mib=args.memoria, nproc=args.processos, disk_mib=args.disco),
-        use_sandbox=not args.sem_sandbox,
-        pattern=args.padrao, tz=args.fuso, deadlines=args.prazo, redo=args.refazer,
-        tty=False if args.sem_barra else None, scheduler=args.scheduler, client=getattr(args, "client", None))
+        args.cell_timeout = float(repo_config().Execute.get("timeout", 30) or 30)
+    opts = grade_options(
+        args.submissions, assignments=args.assignment, jobs=args.jobs, cell_timeout=args.cell_timeout,
+        notebook_timeout=args.notebook_timeout, memory_mib=args.memory, nproc=args.max_processes,
+        disk_mib=args.disk, use_sandbox=not args.no_sandbox, pattern=args.pattern, tz=args.timezone,
+        deadlines=args.deadline, redo=args.force, tty=False if args.no_progress else None,
+        scheduler=args.scheduler, client=getattr(args, "client", None))
     try:
         from .exports import CsvFormat, read_roster
         if args.roster is not None:           # erros da lista e do separador antes de corrigir
@@ -349,13 +399,8 @@ def _cmd_grade(args) -> int:
     except KeyboardInterrupt:
         say("\ninterrompido: o que já terminou está salvo; rode o mesmo comando para continuar.")
         return 130
-    from .report import write_csvs
-    rows = write_csvs(ws, deadlines, fmt)
-    refused = 0
-    if not args.sem_feedback:
-        refused = _publish_feedback(ws, deadlines, False, None)
-    if not args.sem_relatorio:
-        _report_and_exports(ws, deadlines, fmt, None)
+    rows, refused = publish(ws, deadlines, fmt, None, Outputs(
+        csvs=True, feedback=not args.no_feedback, report=not args.no_report, exports=not args.no_report))
     counts: dict[str, int] = {}
     for row in rows:
         counts[str(row.status)] = counts.get(str(row.status), 0) + 1
@@ -373,7 +418,7 @@ def _cmd_grade(args) -> int:
 def cmd_release(args) -> int:
     """`make release` (autograder/release.py), ou só a comparação com --verificar."""
     from . import release
-    if not args.verificar:
+    if not args.check:
         return release.main([])
     import tempfile
     slugs = release.assignments()

@@ -12,7 +12,7 @@
       grades.csv, questions.csv   notas por tarefa e por questão
       exportacoes/                tabela larga, planilha e zip de retornos do Moodle, CSV do Canvas
       relatorio/index.html        resumo com gráficos
-      prazos.toml                 prazos, fuso e política de atraso (escrito por --prazo e `prazo`)
+      prazos.toml                 prazos, fuso e política de atraso (escrito por --deadline e `deadlines`)
       roster.csv                  (opcional) lista da turma: e-mail, matrícula, nº do Moodle
       .autograder/                estado interno: resultados por aluno (retomada),
                                   logs (as pastas dos kernels ficam em $TMPDIR)

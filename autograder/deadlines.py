@@ -1,6 +1,6 @@
 """Prazos e política de atraso, guardados no workspace (`prazos.toml`).
 
-Dados uma vez (`grade --prazo`, `deadlines`), valem para todo comando seguinte:
+Dados uma vez (`grade --deadline`, `deadlines`), valem para todo comando seguinte:
 `report` e `feedback` rodados depois da correção manual mostram o mesmo atraso.
 O arquivo é TOML e o professor pode editá-lo à mão:
 
@@ -23,15 +23,40 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from .submissions import DEFAULT_TZ, parse_time
+from .tables import duration, num
+
+DEFAULT_TZ = "America/Sao_Paulo"
 
 FILE = "prazos.toml"
 MINUTES_PER_DAY = 24 * 60
+
+
+def parse_time(text: str, tz: ZoneInfo) -> datetime:
+    """Lê um horário; sem fuso explícito, ele está em `tz`."""
+    t = text.strip()
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})", t)
+    if m:                                  # formato dos nomes do Blackboard
+        y, mo, d, h, mi, s = map(int, m.groups())
+        return datetime(y, mo, d, h, mi, s, tzinfo=tz)
+    utc = False
+    for suffix in (" UTC", "UTC", "Z"):
+        if t.endswith(suffix):
+            t, utc = t[: -len(suffix)].strip(), True
+            break
+    try:
+        dt = datetime.fromisoformat(t)
+    except ValueError:
+        raise ValueError(f"horário inválido: {text!r} (use AAAA-MM-DD HH:MM[:SS], "
+                         "opcionalmente com fuso, p.ex. -03:00 ou Z)") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc if utc else tz)
+    return dt
 
 
 @dataclass
@@ -59,6 +84,22 @@ class Lateness:
     late: bool = False           # passou do prazo + tolerância
     days: int = 0                # dias começados de atraso (para a multa)
     penalty: float = 0.0         # pontos descontados
+
+    def text(self, on_time: bool = True) -> str:
+        """O atraso em palavras, o mesmo em toda saída (planilhas, relatório, página do aluno):
+        "Entregue com atraso de 34 h 16 min. Multa por atraso: 1,5 ponto(s)."; com
+        `on_time=False`, vazio para o que chegou no prazo."""
+        if self.minutes is None:
+            return ""
+        if not self.late:
+            if not on_time:
+                return ""
+            return "Entregue no prazo." if self.minutes == 0 else \
+                f"Entregue {duration(self.minutes)} depois do prazo, dentro da tolerância."
+        text = f"Entregue com atraso de {duration(self.minutes)}."
+        if self.penalty:
+            text += f" Multa por atraso: {num(self.penalty, ',')} ponto(s)."
+        return text
 
 
 @dataclass
@@ -92,14 +133,10 @@ class Deadlines:
         if p.grace_minutes:
             parts.append(f"tolerância de {p.grace_minutes} min")
         if p.penalty_per_day:
-            parts.append(f"multa de {_pt(p.penalty_per_day)}% da nota máxima por dia de atraso")
+            parts.append(f"multa de {num(p.penalty_per_day, ',')}% da nota máxima por dia de atraso")
         if p.zero_after_days is not None:
             parts.append(f"nota zero com mais de {p.zero_after_days} dia(s) de atraso")
         return "; ".join(parts) if parts else "atraso registrado, sem multa"
-
-
-def _pt(x: float) -> str:
-    return f"{x:g}".replace(".", ",")
 
 
 def _read_raw(workspace: Path) -> dict:
@@ -141,7 +178,7 @@ def _policy(raw: dict) -> LatePolicy:
 
 
 def load_deadlines(workspace: Path, cli: list[str] | None = None, tz_name: str | None = None) -> Deadlines:
-    """prazos.toml (ou prazos.json) do workspace, depois --prazo TAREFA=DATA da linha de comando."""
+    """prazos.toml (ou prazos.json) do workspace, depois --deadline TAREFA=DATA da linha de comando."""
     raw = _read_raw(Path(workspace))
     tz = _zone(tz_name or raw.get("fuso") or DEFAULT_TZ)
     due: dict[str, datetime] = {}
@@ -153,7 +190,7 @@ def load_deadlines(workspace: Path, cli: list[str] | None = None, tz_name: str |
     for item in cli or []:
         a, sep, v = item.partition("=")
         if not sep or not a.strip():
-            raise ValueError(f"--prazo espera TAREFA=DATA, veio {item!r}")
+            raise ValueError(f"--deadline espera TAREFA=DATA, veio {item!r}")
         due[a.strip()] = parse_time(v, tz)
     return Deadlines(tz, due, _policy(raw))
 
@@ -165,7 +202,7 @@ def _toml_str(s: str) -> str:
 def save_deadlines(workspace: Path, d: Deadlines) -> Path:
     """Reescreve prazos.toml (comentários escritos à mão não são preservados)."""
     lines = ["# Prazos e política de atraso deste workspace: escritos por `python -m autograder`",
-             "# (grade --prazo, deadlines) e lidos por todo comando. Pode ser editado à mão.",
+             "# (grade --deadline, deadlines) e lidos por todo comando. Pode ser editado à mão.",
              f"fuso = {_toml_str(str(d.tz))}", "", "[prazos]"]
     for a in sorted(d.due):
         lines.append(f"{_toml_str(a)} = {_toml_str(d.due[a].astimezone(d.tz).strftime('%Y-%m-%d %H:%M:%S'))}")
@@ -191,7 +228,7 @@ def update_deadlines(workspace: Path, cli: list[str] | None = None, tz_name: str
     d = load_deadlines(workspace, cli, tz_name)
     for a in remove or []:
         if a not in d.due:
-            raise ValueError(f"--remover {a}: essa tarefa não tem prazo (têm: {', '.join(sorted(d.due)) or 'nenhuma'})")
+            raise ValueError(f"--remove {a}: essa tarefa não tem prazo (têm: {', '.join(sorted(d.due)) or 'nenhuma'})")
         del d.due[a]
     if grace is not None:
         d.policy.grace_minutes = grace

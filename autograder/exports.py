@@ -23,65 +23,28 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import zipfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from .course import Workspace
+from .results import Status
+from .tables import CsvFormat, num, write_csv
+from .tables import csv_format as _stored_format
 
-if TYPE_CHECKING:        # report.py importa este módulo
+if TYPE_CHECKING:        # só para os tipos: report.py não importa este módulo
     from .report import Row
     from .submissions import Submission
 
-
-# ----------------------------------------------------------------------------- formato dos CSVs
-
-@dataclass(frozen=True)
-class CsvFormat:
-    sep: str = ","
-    bom: bool = False
-
-    @property
-    def decimal(self) -> str:
-        """Com ';' (planilha em português), os números levam vírgula decimal."""
-        return "," if self.sep == ";" else "."
-
-    def check(self) -> None:
-        if len(self.sep) != 1 or self.sep in "\"\r\n":
-            raise ValueError(f"--sep espera um caractere separador (',', ';' ou tab), veio {self.sep!r}")
+__all__ = ["CsvFormat", "write_csv", "csv_format", "write_exports", "identities", "read_roster",
+           "record_identities", "install_roster", "feedback_text", "MOODLE_STRINGS"]
 
 
-def csv_format(ws: Workspace, sep: str | None = None, bom: bool | None = None) -> CsvFormat:
-    """O formato guardado no workspace, com o que a linha de comando mudou (e grava a mudança)."""
-    f = ws.state / "planilhas.json"
-    saved = json.loads(f.read_text(encoding="utf-8")) if f.exists() else {}
-    fmt = CsvFormat(sep if sep is not None else saved.get("sep", ","),
-                    bom if bom is not None else saved.get("bom", False))
-    fmt.check()
-    if (sep is not None or bom is not None) and asdict(fmt) != saved:
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(json.dumps(asdict(fmt)), encoding="utf-8")
-    return fmt
-
-
-def write_csv(path: Path, columns: list[str], rows: Iterable[dict], fmt: CsvFormat | None = None,
-              extra_rows: Iterable[list] = ()) -> Path:
-    """Grava de forma atômica; `extra_rows` vêm logo depois do cabeçalho (p.ex. "Points Possible")."""
-    fmt = fmt or CsvFormat()
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, delimiter=fmt.sep, lineterminator="\n")
-    w.writeheader()
-    plain = csv.writer(buf, delimiter=fmt.sep, lineterminator="\n")
-    for r in extra_rows:
-        plain.writerow(r)
-    w.writerows(rows)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(("\ufeff" if fmt.bom else "") + buf.getvalue(), encoding="utf-8")
-    tmp.replace(path)
-    return path
+def csv_format(ws: Workspace, sep: str | None = None, bom: bool | None = None,
+               moodle_language: str | None = None) -> CsvFormat:
+    """O formato das planilhas guardado no workspace, com o que a linha de comando mudou."""
+    return _stored_format(ws.state, sep, bom, moodle_language)
 
 
 # ----------------------------------------------------------------------------- quem é quem
@@ -99,23 +62,21 @@ class Identity:
 
 
 ROSTER_COLUMNS = ["student_id", "name", "email", "participant", "sis_id", "section"]
-# Pasta de uma entrega no zip "Baixar todas as submissões" do Moodle:
-# "<Nome Completo>_<número de participante>_assignsubmission_<plugin>_/arquivo"
-MOODLE_FOLDER = re.compile(r"(?:^|[:/])(?P<name>[^/:]+?)_(?P<id>\d+)_assignsubmission_[A-Za-z]+_?/")
 
 
 def record_identities(ws: Workspace, subs: "Iterable[Submission]") -> None:
-    """Guarda o nome e o número de participante que o zip do Moodle dá a cada aluno."""
+    """Guarda o nome e o número de participante que o zip do Moodle deu a cada aluno
+    (`Submission.participant` e `Submission.name`, lidos pela coleta)."""
     f = ws.state / "identidades.json"
     known = json.loads(f.read_text(encoding="utf-8")) if f.exists() else {}
     changed = False
     for s in subs:
-        m = MOODLE_FOLDER.search(s.origin or "")
-        if m:
-            new = {"name": m["name"].strip(), "participant": m["id"]}
-            if known.get(s.student) != new:
-                known[s.student] = new
-                changed = True
+        new = {"name": s.name.strip(), "participant": s.participant or ""}
+        if not new["participant"] and not new["name"]:
+            continue
+        if known.get(s.student) != new:
+            known[s.student] = new
+            changed = True
     if changed:
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps(known, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
@@ -167,116 +128,193 @@ def install_roster(ws: Workspace, path: Path) -> None:
 
 # ----------------------------------------------------------------------------- exportações
 
-def _num(x: float, decimal: str = ".") -> str:
-    x = round(float(x), 4)
-    return (str(int(x)) if x == int(x) else f"{x:g}").replace(".", decimal)
+@dataclass(frozen=True)
+class MoodleStrings:
+    """Os textos da planilha de avaliação numa língua da interface do Moodle.
+
+    O importador (mod/assign/feedback/offline/importgradeslib.php, `init()`) acha as
+    colunas comparando o cabeçalho com `get_string('grade')`, `get_string('recordid',
+    'assign')` e `get_string('lastmodifiedgrade', 'assign')` na língua de quem importa,
+    e a de comentários com a descrição do plugin de comentários; o número de
+    participante é o que vem depois dos 12 primeiros caracteres de "Identificador"
+    (`substr($idstr, strlen(get_string('hiddenuser', 'assign')))`); a planilha que o
+    próprio Moodle exporta escreve `hiddenuser` + número (gradingtable.php, col_recordid).
+    Conferido contra mod/assign/lang/en/assign.php (moodle/moodle) e o pacote pt_br de
+    `assign` (versão 3.11): recordid, hiddenuser, lastmodifiedgrade, lastmodifiedsubmission,
+    gradecanbechanged, maxgrade, status, submissionstatus_submitted e _new. "Nota",
+    "Nome completo", "Endereço de email" e "Comentários de feedback" (core e
+    assignfeedback_comments) vêm de planilhas reais exportadas por Moodles em pt-BR."""
+
+    identifier: str
+    hidden_user: str
+    full_name: str
+    email: str
+    status: str
+    grade: str
+    max_grade: str
+    can_change: str
+    modified_submission: str
+    modified_grade: str
+    comments: str
+    submitted: str
+    no_submission: str
+    yes: str
+    date_format: str
+
+    @property
+    def columns(self) -> list[str]:
+        return [self.identifier, self.full_name, self.email, self.status, self.grade, self.max_grade,
+                self.can_change, self.modified_submission, self.modified_grade, self.comments]
+
+
+MOODLE_STRINGS = {
+    "pt-BR": MoodleStrings(
+        identifier="Identificador", hidden_user="Participante", full_name="Nome completo",
+        email="Endereço de email", status="Status", grade="Nota", max_grade="Nota máxima",
+        can_change="Nota pode ser alterada", modified_submission="Última modificação (envio)",
+        modified_grade="Última modificação (nota)", comments="Comentários de feedback",
+        submitted="Enviado para avaliação", no_submission="Nenhum envio", yes="Sim",
+        date_format="%d/%m/%Y %H:%M"),
+    "en": MoodleStrings(
+        identifier="Identifier", hidden_user="Participant ", full_name="Full name",
+        email="Email address", status="Status", grade="Grade", max_grade="Maximum Grade",
+        can_change="Grade can be changed", modified_submission="Last modified (submission)",
+        modified_grade="Last modified (grade)", comments="Feedback comments",
+        submitted="Submitted for grading", no_submission="No submission", yes="Yes",
+        date_format="%A, %d %B %Y, %I:%M %p"),
+}
 
 
 def feedback_text(row: "Row") -> str:
     """O retorno em texto (comentários do formgrader, atraso, situação), para os AVAs."""
     parts = [f"{t}: {c}" for t, c in row.comments]
     if row.lateness.late:
-        parts.append(f"Entregue com atraso de {row.lateness.minutes} min"
-                     + (f" (multa de {_num(row.lateness.penalty, ',')} ponto(s))" if row.lateness.penalty else "")
-                     + ".")
+        parts.append(row.lateness.text(on_time=False))
     if row.pending:
-        parts.append(f"{_num(row.pending, ',')} ponto(s) ainda aguardando correção manual.")
+        parts.append(f"{num(row.pending, ',')} ponto(s) ainda aguardando correção manual.")
     return " ".join(parts)
 
 
 WIDE_IDS = ["student_id", "name", "email", "participant", "sis_id"]
 
 
+@dataclass
+class _Class:
+    """A turma como as exportações a veem: quem, quais tarefas, e a linha de cada par."""
+
+    ids: dict[str, Identity]
+    assignments: list[str]
+    students: list[str]
+    by: dict[tuple[str, str], "Row"]
+    maxima: dict[str, float]
+
+    def ident(self, s: str) -> Identity:
+        return self.ids.get(s, Identity(s))
+
+    def graded(self, s: str, a: str) -> "Row | None":
+        """A linha do par, se ele foi corrigido (None: nunca corrigido, a nota fica em branco)."""
+        return self.by.get((s, a))
+
+
+def _class(ws: Workspace, rows: "list[Row]") -> _Class:
+    assignments = sorted({r.assignment for r in rows})
+    return _Class(identities(ws), assignments, sorted({r.student for r in rows} | _roster_ids(ws)),
+                  {(r.student, r.assignment): r for r in rows},
+                  {a: next(r.max_score for r in rows if r.assignment == a) for a in assignments})
+
+
 def write_exports(ws: Workspace, rows: "list[Row]", fmt: CsvFormat | None = None) -> list[Path]:
     """Escreve tudo em exportacoes/; devolve os arquivos escritos."""
     fmt = fmt or CsvFormat()
     out_dir = ws.root / "exportacoes"
-    ids = identities(ws)
-    assignments = sorted({r.assignment for r in rows})
-    graded = {r.student for r in rows}
-    students = sorted(graded | _roster_ids(ws))
-    by = {(r.student, r.assignment): r for r in rows}
-    maxima = {a: next(r.max_score for r in rows if r.assignment == a) for a in assignments}
-    written = []
-
-    # tabela larga
-    cols = WIDE_IDS + assignments + ["total", "max_total"]
-    wide = []
-    for s in students:
-        ident = ids.get(s, Identity(s))
-        rec = {k: getattr(ident, k) for k in WIDE_IDS}
-        scores = [by[(s, a)].score if (s, a) in by else 0.0 for a in assignments]
-        rec.update({a: _num(v, fmt.decimal) for a, v in zip(assignments, scores)})
-        rec["total"] = _num(sum(scores), fmt.decimal)
-        rec["max_total"] = _num(sum(maxima.values()), fmt.decimal)
-        wide.append(rec)
-    written.append(write_csv(out_dir / "notas_por_aluno.csv", cols, wide, fmt))
-
-    # Moodle: planilha de avaliação (grading worksheet) de cada tarefa. O importador
-    # (mod/assign/feedback/offline/importgradeslib.php) acha as colunas pelo nome
-    # "Identifier" ("Participant <n>"), "Grade" e "Last modified (grade)", e as de
-    # feedback pelo nome do plugin ("Feedback comments"):
-    # https://docs.huihoo.com/phpdoc/moodle/2.8/xref/mod/assign/feedback/offline/importgradeslib.php.html
-    moodle_cols = ["Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade",
-                   "Grade can be changed", "Last modified (submission)", "Last modified (grade)",
-                   "Feedback comments"]
-    for a in assignments:
-        recs = []
-        for s in students:
-            ident = ids.get(s, Identity(s))
-            if not ident.participant:
-                continue
-            r = by.get((s, a))
-            recs.append({"Identifier": f"Participant {ident.participant}", "Full name": ident.name or s,
-                         "Email address": ident.email,
-                         "Status": "Submitted for grading" if r and r.submitted_at else "No submission",
-                         "Grade": _num(r.score if r else 0.0), "Maximum Grade": _num(maxima[a]),
-                         "Grade can be changed": "Yes",
-                         "Last modified (submission)": r.submitted_at.strftime("%A, %d %B %Y, %I:%M %p")
-                         if r and r.submitted_at else "-",
-                         "Last modified (grade)": "", "Feedback comments": feedback_text(r) if r else ""})
-        if recs:
-            written.append(write_csv(out_dir / "moodle" / f"{a}-planilha.csv", moodle_cols, recs))
-
-    # Moodle: retornos num zip de "Carregar múltiplos arquivos de feedback". O importador
-    # (mod/assign/feedback/file/importziplib.php) lê "<nome>_<participante>_<tipo>_<plugin>_/arquivo":
-    # https://docs.huihoo.com/phpdoc/moodle/2.8/xref/mod/assign/feedback/file/importziplib.php.source.txt
-    for a in assignments:
-        entries = []
-        for s in students:
-            ident = ids.get(s, Identity(s))
-            if not ident.participant:
-                continue
-            for page in sorted(ws.feedback(s, a).glob("*.html")):
-                folder = f"{(ident.name or s).replace('_', ' ')}_{ident.participant}_assignsubmission_file_"
-                entries.append((f"{folder}/{page.name}", page))
-        if entries:
-            z = out_dir / "moodle" / f"{a}-retornos.zip"
-            tmp = z.with_suffix(".zip.tmp")
-            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as f:
-                for name, page in entries:
-                    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))   # mesmo zip a cada vez
-                    info.compress_type = zipfile.ZIP_DEFLATED
-                    f.writestr(info, page.read_bytes())
-            tmp.replace(z)
-            written.append(z)
-
-    # Canvas: Gradebook > Importar. Colunas Student, ID, SIS User ID, SIS Login ID, Section e
-    # uma por tarefa (sem "(id)" no nome, o Canvas cria a tarefa); a linha "Points Possible"
-    # logo depois do cabeçalho, como no CSV que o próprio Gradebook exporta:
-    # https://teaching.resources.osu.edu/toolsets/carmencanvas/guides/calculating-final-grades/import-csv-file-carmen-grades
-    # https://ts.vcu.edu/askit/teaching-and-learning/canvas/faculty/grading-faculty/gradebook-action-menu-faculty/
-    canvas_cols = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] + assignments
-    recs = []
-    for s in students:
-        ident = ids.get(s, Identity(s))
-        rec = {"Student": ident.name or s, "ID": "", "SIS User ID": ident.sis_id or s,
-               "SIS Login ID": ident.email, "Section": ident.section}
-        rec.update({a: _num(by[(s, a)].score) if (s, a) in by else "0" for a in assignments})
-        recs.append(rec)
-    points = ["    Points Possible", "", "", "", ""] + [_num(maxima[a]) for a in assignments]
-    written.append(write_csv(out_dir / "canvas.csv", canvas_cols, recs, extra_rows=[points]))
+    c = _class(ws, rows)
+    written = [_wide(out_dir, c, fmt)]
+    for a in c.assignments:
+        written += _moodle_sheet(out_dir, c, a, MOODLE_STRINGS[fmt.moodle_language])
+        written += _moodle_zip(ws, out_dir, c, a)
+    written.append(_canvas(out_dir, c))
     return written
+
+
+def _wide(out_dir: Path, c: _Class, fmt: CsvFormat) -> Path:
+    """Um aluno por linha, uma coluna por tarefa; tarefa nunca corrigida para o aluno: em branco."""
+    recs = []
+    for s in c.students:
+        ident = c.ident(s)
+        rec = {k: getattr(ident, k) for k in WIDE_IDS}
+        graded = {a: r.score for a in c.assignments if (r := c.graded(s, a)) is not None}
+        rec.update({a: num(graded.get(a), fmt.decimal) for a in c.assignments})
+        rec["total"] = num(sum(graded.values()), fmt.decimal) if graded else ""
+        rec["max_total"] = num(sum(c.maxima.values()), fmt.decimal)
+        recs.append(rec)
+    return write_csv(out_dir / "notas_por_aluno.csv", WIDE_IDS + c.assignments + ["total", "max_total"],
+                     recs, fmt)
+
+
+def _moodle_sheet(out_dir: Path, c: _Class, a: str, t: MoodleStrings) -> list[Path]:
+    """A planilha de avaliação (grading worksheet) da tarefa, na língua `t` da interface do
+    Moodle. Quem não foi corrigido nesta tarefa fica com a nota em branco: o Moodle não
+    muda uma nota em branco, e um zero escrito iria para o livro de notas."""
+    recs = []
+    for s in c.students:
+        ident = c.ident(s)
+        if not ident.participant:
+            continue
+        r = c.graded(s, a)
+        delivered = r is not None and r.status is not Status.MISSING
+        recs.append({
+            t.identifier: f"{t.hidden_user}{ident.participant}", t.full_name: ident.name or s,
+            t.email: ident.email, t.status: t.submitted if delivered else t.no_submission,
+            t.grade: num(r.score) if r is not None else "", t.max_grade: num(c.maxima[a]),
+            t.can_change: t.yes,
+            t.modified_submission: r.submitted_at.strftime(t.date_format) if r and r.submitted_at else "-",
+            t.modified_grade: "", t.comments: feedback_text(r) if r else ""})
+    if not recs:
+        return []
+    return [write_csv(out_dir / "moodle" / f"{a}-planilha.csv", t.columns, recs)]
+
+
+def _moodle_zip(ws: Workspace, out_dir: Path, c: _Class, a: str) -> list[Path]:
+    """Os retornos num zip de "Carregar múltiplos arquivos de feedback" do Moodle: o
+    importador (mod/assign/feedback/file/importziplib.php) lê
+    "<nome>_<participante>_<tipo>_<plugin>_/arquivo", sem depender da língua do site."""
+    entries = []
+    for s in c.students:
+        ident = c.ident(s)
+        if not ident.participant:
+            continue
+        folder = f"{(ident.name or s).replace('_', ' ')}_{ident.participant}_assignsubmission_file_"
+        for page in sorted(ws.feedback(s, a).glob("*")):
+            if page.is_file():
+                entries.append((f"{folder}/{page.name}", page))
+    if not entries:
+        return []
+    z = out_dir / "moodle" / f"{a}-retornos.zip"
+    tmp = z.with_suffix(".zip.tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as f:
+        for name, page in entries:
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))   # mesmo zip a cada vez
+            info.compress_type = zipfile.ZIP_DEFLATED
+            f.writestr(info, page.read_bytes())
+    tmp.replace(z)
+    return [z]
+
+
+def _canvas(out_dir: Path, c: _Class) -> Path:
+    """Canvas: Gradebook > Importar. Colunas Student, ID, SIS User ID, SIS Login ID, Section e
+    uma por tarefa (sem "(id)" no nome, o Canvas cria a tarefa); a linha "Points Possible"
+    logo depois do cabeçalho, como no CSV que o próprio Gradebook exporta. O SIS User ID é
+    a matrícula da lista da turma, nunca o id do workspace (que o Canvas não conhece)."""
+    cols = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] + c.assignments
+    recs = []
+    for s in c.students:
+        ident = c.ident(s)
+        rec = {"Student": ident.name or s, "ID": "", "SIS User ID": ident.sis_id,
+               "SIS Login ID": ident.email, "Section": ident.section}
+        rec.update({a: num(r.score) if (r := c.graded(s, a)) is not None else "" for a in c.assignments})
+        recs.append(rec)
+    points = ["    Points Possible", "", "", "", ""] + [num(c.maxima[a]) for a in c.assignments]
+    return write_csv(out_dir / "canvas.csv", cols, recs, extra_rows=[points])
 
 
 def _roster_ids(ws: Workspace) -> set[str]:

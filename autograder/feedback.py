@@ -31,6 +31,8 @@ import copy
 import hashlib
 import html
 import json
+import re
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import nbformat
@@ -38,7 +40,8 @@ import nbformat
 from . import integrity
 from .course import Workspace
 from .deadlines import Deadlines
-from .report import Row, collect, num
+from .report import Row
+from .tables import num
 from .results import Status
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -50,6 +53,10 @@ HIDDEN_FAILED = ("✘ Testes ocultos: falharam. Eles conferem casos que os teste
 HIDDEN_NOT_RUN = "– Testes ocultos: não rodaram (a parte visível falhou antes)."
 WHOLE_PASSED = "✔ Esta célula de testes passou."
 WHOLE_FAILED = "✘ Esta célula de testes falhou (os detalhes incluem testes ocultos e não são mostrados)."
+
+
+# marca (só na cópia que vira página) das células cujo texto é o da versão distribuída
+TRUSTED = "autograder_trusted"
 
 
 def _stream(text: str):
@@ -64,8 +71,10 @@ def student_view(autograded, release):
     for cell in nb.cells:
         gid = integrity.grade_id(cell)
         meta = cell.metadata.pop("autograder", None) or {}
+        cell.metadata.pop(TRUSTED, None)           # o aluno não escolhe o que é confiável
         if gid in rel and integrity._is_locked(rel[gid]):
             cell.source = rel[gid].source
+            cell.metadata[TRUSTED] = True          # texto do curso: o markdown vai sem filtro
         m = integrity.nbgrader_meta(cell)
         if cell.cell_type != "code" or not m.get("grade") or m.get("solution"):
             continue
@@ -102,22 +111,108 @@ def mathjax_inline() -> str:
     return js.replace("</script", "<\\/script")
 
 
+# Matemática escrita como MathML na hora de gravar a página (latex2mathml, se instalado): o
+# navegador a mostra sem script nenhum, e a página fica com dezenas de kB em vez dos 2,6 MB do
+# MathJax dentro dela. Sem o latex2mathml, o MathJax inteiro vai na página, como antes.
+_MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$([^$\n]+?)\$", re.S)
+_TAG = re.compile(r"(<[^>]*>)")
+MATHML_TAGS = {"math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "msqrt", "mroot",
+               "msub", "msup", "msubsup", "munder", "mover", "munderover", "mtable", "mtr", "mtd",
+               "mstyle", "mpadded", "mphantom", "menclose", "semantics", "annotation"}
+MATHML_ATTRIBUTES = {"display", "mathvariant", "stretchy", "fence", "separator", "lspace", "rspace",
+                     "columnalign", "rowalign", "accent", "accentunder", "movablelimits", "linethickness",
+                     "width", "height", "depth", "linebreak", "notation", "xmlns", "displaystyle",
+                     "scriptlevel", "minsize", "maxsize", "symmetric", "largeop", "form", "encoding"}
+
+
+def mathml_available() -> bool:
+    try:
+        import latex2mathml.converter  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def render_math(html_text) -> str:
+    """Troca `$...$` e `$$...$$` do texto (fora de <code>, <pre> e <script>) por MathML.
+    Uma fórmula que o conversor não entende fica como estava, entre cifrões."""
+    text = html_text.decode() if isinstance(html_text, bytes) else str(html_text)
+    if "$" not in text or not mathml_available():
+        return text
+    import bleach
+    from latex2mathml.converter import convert
+
+    def one(m):
+        tex = html.unescape(m.group(1) if m.group(1) is not None else m.group(2)).strip()
+        try:
+            mathml = convert(tex, display="block" if m.group(1) is not None else "inline")
+        except Exception:  # noqa: BLE001 - TeX que o conversor não conhece: fica o texto
+            return m.group(0)
+        # o TeX pode ser do aluno: `\href{javascript:...}`, `\style`, `\text{<script>}` não passam
+        return bleach.clean(mathml, tags=MATHML_TAGS, attributes={"*": sorted(MATHML_ATTRIBUTES)},
+                            strip=True, strip_comments=True)
+
+    out, skip = [], 0
+    for piece in _TAG.split(text):
+        if piece.startswith("<"):
+            name = re.match(r"</?\s*([a-zA-Z0-9]+)", piece)
+            if name and name.group(1).lower() in ("code", "pre", "script", "style"):
+                skip += -1 if piece.startswith("</") else (0 if piece.endswith("/>") else 1)
+                skip = max(skip, 0)
+            out.append(piece)
+        else:
+            out.append(piece if skip else _MATH.sub(one, piece))
+    return "".join(out)
+
+
 def _template_digest() -> str:
     h = hashlib.sha256()
     for f in sorted(TEMPLATES.rglob("*")):
         if f.is_file():
             h.update(f.read_bytes())
-    h.update(MATHJAX_FILE.encode())
+    h.update(MATHJAX_FILE.encode() + (b"mathml" if mathml_available() else b""))
     return h.hexdigest()
+
+
+# O HTML que vem do aluno (markdown das células dele, saídas de código) passa por este filtro:
+# a estrutura de um texto (parágrafos, títulos, listas, tabelas, ênfase, código, links) fica,
+# e nada que rode ou busque algo sozinho (script, on*, style, iframe, img da rede) sobrevive.
+SAFE_TAGS = {"a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2",
+             "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span", "strong",
+             "sub", "sup", "table", "tbody", "td", "th", "thead", "tr", "ul"}
+SAFE_PROTOCOLS = {"http", "https", "mailto", "data"}
+
+
+def _safe_attribute(tag: str, name: str, value: str) -> bool:
+    if name in ("class", "id", "title", "alt", "colspan", "rowspan", "align"):
+        return True
+    if tag == "a" and name == "href":
+        return not value.strip().lower().startswith("data:")
+    if tag == "img" and name == "src":            # só imagem embutida: nada é buscado na rede
+        return value.strip().lower().startswith("data:image/")
+    return False
+
+
+def sanitize(html_text) -> str:
+    """O HTML do aluno sem nada que rode ou busque algo: o filtro `clean_html` do modelo."""
+    import bleach
+    text = html_text.decode() if isinstance(html_text, bytes) else str(html_text)
+    return bleach.clean(text, tags=SAFE_TAGS, attributes=_safe_attribute, protocols=SAFE_PROTOCOLS,
+                        strip=True, strip_comments=True)
 
 
 def _exporter():
     from nbconvert import HTMLExporter
     from traitlets.config import Config
     c = Config()
+    c.HTMLExporter.filters = {"clean_html": sanitize, "render_math": render_math}
     c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
     c.HTMLExporter.template_name = "feedback_ptbr"
     c.HTMLExporter.language_code = "pt"          # o nbconvert só aceita ISO 639-1
+    # o HTML do aluno (células que ele escreve, saídas de código) passa por `sanitize`; as
+    # células travadas (o texto do curso, restaurado da versão distribuída por student_view)
+    # são renderizadas sem filtro (modelo feedback_ptbr)
+    c.HTMLExporter.sanitize_html = True
     return HTMLExporter(config=c)
 
 
@@ -125,20 +220,6 @@ def _status_text(row: Row) -> tuple[str, list[str]]:
     if row.status is Status.FLAGGED:
         return "em revisão pelo professor", []
     return row.status.pt, list(row.result.details)
-
-
-def _late_text(row: Row) -> str:
-    lt = row.lateness
-    if lt.minutes is None:
-        return ""
-    if not lt.late:
-        return "Entregue no prazo." if lt.minutes == 0 else \
-            f"Entregue {lt.minutes} min depois do prazo, dentro da tolerância."
-    h, m = divmod(lt.minutes, 60)
-    text = f"Entregue com atraso de {f'{h} h ' if h else ''}{m} min."
-    if lt.penalty:
-        text += f" Multa por atraso: {_fmt(lt.penalty)} ponto(s)."
-    return text
 
 
 def _fmt(x) -> str:
@@ -222,81 +303,145 @@ def check_nbgrader_feedback(ws: Workspace) -> list[Path]:
     return bad
 
 
-def generate_feedback(ws: Workspace, deadlines: Deadlines, force: bool = False,
-                      assignments=None) -> tuple[int, int, list[str]]:
-    """Escreve retornos/<aluno>/<tarefa>/<nb>.html; devolve (escritos, já em dia, recusados)."""
+@dataclass(frozen=True)
+class PageHeader:
+    """O cabeçalho de uma página de retorno: o que o modelo em português mostra no topo."""
+
+    student: str               # o nome como a lista da turma ou o zip o dá ("José Fábio")
+    title: str
+    score_text: str
+    max_text: str
+    pending_text: str
+    status: str
+    status_text: str
+    messages: list[str]
+    late_text: str
+    assignment_text: str       # com vários notebooks: a nota da tarefa (a multa entra uma vez, aqui)
+    toc: list[dict]
+    mathjax: str
+
+    def resources(self) -> dict:
+        return {"autograder": asdict(self)}
+
+
+def _title(a: str, name: str) -> str:
+    return a if a == name else f"{a} — {name}"
+
+
+def _header(row: Row, name: str, display: str, mathjax: str = "") -> PageHeader:
+    """A nota do notebook vem das linhas (`report.collect`), nunca recalculada da página; a
+    multa por atraso é da tarefa e entra só na nota da tarefa (uma vez por tarefa)."""
+    qs = [q for q in row.questions if q.notebook == name]
+    several = len(row.result.notebooks) > 1
+    status_text, messages = _status_text(row)
+    nb_score = sum(q.score or 0.0 for q in qs)
+    nb_max = sum(q.q.max_score for q in qs)
+    pending = sum(q.q.max_score for q in qs if q.score is None)
+    toc = [{"grade_id": q.q.grade_id, "label": q.q.title or q.q.grade_id,
+            "score_text": _fmt(q.score) if q.score is not None else "aguardando correção manual",
+            "max_text": _fmt(q.q.max_score), "comment": q.comment} for q in qs]
+    return PageHeader(
+        student=display, title=_title(row.assignment, name),
+        score_text=_fmt(nb_score if several else row.score),
+        max_text=_fmt(nb_max if several else row.max_score),
+        pending_text=f"{_fmt(pending)} ponto(s) aguardando correção manual" if pending else "",
+        status=str(row.status), status_text=status_text, messages=messages,
+        late_text=row.lateness.text(),
+        assignment_text=(f"Nota da tarefa (todos os notebooks{', com a multa por atraso' if row.lateness.penalty else ''}): "
+                         f"{_fmt(row.score)} de {_fmt(row.max_score)} pontos") if several else "",
+        toc=toc, mathjax=mathjax)
+
+
+def _annotate(nb, row: Row, name: str) -> None:
+    """Põe nas células (cópia que vai para o aluno) a nota, o título e o comentário de cada questão."""
+    by_id = {q.q.grade_id: q for q in row.questions if q.notebook == name}
+    for c in nb.cells:
+        m = integrity.nbgrader_meta(c)
+        q = by_id.get(m.get("grade_id")) if m.get("grade") else None
+        if q is None:
+            for nb_name, gid, _, text in row.cell_comments:   # célula de solução sem nota
+                if nb_name == name and gid == m.get("grade_id"):
+                    m["comment"] = text
+            continue
+        m["score"], m["points"], m["title"], m["comment"] = q.score, q.q.max_score, q.q.title, q.comment
+
+
+def _page_key(row: Row, name: str, src_bytes: bytes, display: str, template: str) -> str:
+    r = row.result
+    nbr = next(n for n in r.notebooks if n.notebook == name)
+    qs = [q for q in row.questions if q.notebook == name]
+    return hashlib.sha256(src_bytes + json.dumps(
+        [r.key, str(nbr.status), row.score, row.pending, row.lateness.minutes, row.lateness.penalty,
+         [(q.score, q.comment) for q in qs], row.cell_comments, r.details, template, display],
+        sort_keys=True, default=str).encode()).hexdigest()
+
+
+class _Pages:
+    """O que as páginas de uma execução dividem: o exportador, o MathJax e as linhas ocultas."""
+
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self._exporter = None
+        self._mathjax = ""
+        self._hidden: dict[tuple[str, str], list[str]] = {}
+
+    def render(self, row: Row, name: str, display: str, src: Path) -> tuple[str, set[str]]:
+        """(HTML da página, linhas que o próprio aluno escreveu)."""
+        a = row.assignment
+        if not src.exists():
+            nbr = next(n for n in row.result.notebooks if n.notebook == name)
+            h = _header(row, name, display)
+            page = _simple_page(h.title, [f"Aluno(a): {display}", f"Nota: {h.score_text} de {h.max_text} pontos",
+                                          f"Situação: {h.status_text}", *(nbr.details or [nbr.status.pt]),
+                                          h.late_text, h.assignment_text])
+            return page, set()
+        if self._exporter is None:
+            self._exporter = _exporter()
+            self._mathjax = "" if mathml_available() else mathjax_inline()
+        nb = student_view(nbformat.read(src, as_version=4),
+                          nbformat.read(self.ws.release(a) / f"{name}.ipynb", as_version=4))
+        _annotate(nb, row, name)
+        page, _ = self._exporter.from_notebook_node(nb, resources=_header(row, name, display,
+                                                                        self._mathjax).resources())
+        return page, student_lines(nb)
+
+    def hidden(self, a: str, name: str) -> list[str]:
+        if (a, name) not in self._hidden:
+            source = self.ws.source(a) / f"{name}.ipynb"
+            self._hidden[(a, name)] = hidden_lines(
+                nbformat.read(source, as_version=4),
+                nbformat.read(self.ws.release(a) / f"{name}.ipynb", as_version=4)) if source.exists() else []
+        return self._hidden[(a, name)]
+
+
+def generate_feedback(ws: Workspace, rows: list[Row], names: dict[str, str] | None = None,
+                      force: bool = False) -> tuple[int, int, list[str]]:
+    """Escreve retornos/<aluno>/<tarefa>/<nb>.html a partir das linhas já calculadas
+    (`report.collect`); `names`: id -> nome como a lista da turma ou o zip o dá.
+    Devolve (escritos, já em dia, recusados)."""
     import warnings
     warnings.filterwarnings("ignore")
+    names = names or {}
     state_f = ws.state / "feedback.json"
     state = json.loads(state_f.read_text()) if state_f.exists() and not force else {}
-    exporter = None
-    mathjax = None
+    pages = _Pages(ws)
     written = fresh = 0
     refused: list[str] = []
     template = _template_digest()
-    hidden_cache: dict[tuple[str, str], list[str]] = {}
-    for row in collect(ws, deadlines, assignments):
-        r = row.result
+    for row in rows:
         s, a = row.student, row.assignment
-        for nbr in r.notebooks:
+        display = names.get(s) or s
+        for nbr in row.result.notebooks:
             name = nbr.notebook
             out = ws.feedback(s, a) / f"{name}.html"
             src = ws.autograded(s, a) / f"{name}.ipynb"
-            key_src = src.read_bytes() if src.exists() else b""
-            qs = [q for q in row.questions if q.notebook == name]
-            key = hashlib.sha256(key_src + json.dumps(
-                [r.key, str(nbr.status), row.score, row.pending, row.lateness.minutes, row.lateness.penalty,
-                 [(q.score, q.comment) for q in qs], row.cell_comments, row.result.details, template],
-                sort_keys=True, default=str).encode()).hexdigest()
+            key = _page_key(row, name, src.read_bytes() if src.exists() else b"", display, template)
             skey = f"{s}/{a}/{name}"
             if state.get(skey) == key and out.exists():
                 fresh += 1
                 continue
-            status_text, messages = _status_text(row)
-            if not src.exists():
-                why = nbr.details or [nbr.status.pt]
-                page = _simple_page(
-                    f"{a} — {name}",
-                    [f"Aluno(a): {s}", f"Nota: {_fmt(row.score)} de {_fmt(r.max_score)} pontos",
-                     f"Situação: {status_text}", *why, _late_text(row)])
-            else:
-                if exporter is None:
-                    exporter, mathjax = _exporter(), mathjax_inline()
-                nb = student_view(nbformat.read(src, as_version=4),
-                                  nbformat.read(ws.release(a) / f"{name}.ipynb", as_version=4))
-                by_id = {q.q.grade_id: q for q in qs}
-                toc, pending, total, top = [], 0.0, 0.0, 0.0
-                for c in nb.cells:
-                    m = integrity.nbgrader_meta(c)
-                    q = by_id.get(m.get("grade_id")) if m.get("grade") else None
-                    if q is None:
-                        for nb_name, gid, _, text in row.cell_comments:   # célula de solução sem nota
-                            if nb_name == name and gid == m.get("grade_id"):
-                                m["comment"] = text
-                        continue
-                    m["score"], m["points"], m["title"] = q.score, q.q.max_score, q.q.title
-                    m["comment"] = q.comment
-                    toc.append({"grade_id": q.q.grade_id, "label": q.q.title or q.q.grade_id,
-                                "score_text": _fmt(q.score) if q.score is not None
-                                else "aguardando correção manual", "max_text": _fmt(q.q.max_score),
-                                "comment": q.comment})
-                    pending += q.q.max_score if q.score is None else 0.0
-                    total += q.score or 0.0
-                    top += q.q.max_score
-                res = {"autograder": {
-                    "student": s, "assignment": a, "notebook": name,
-                    "score_text": _fmt(max(0.0, total - row.lateness.penalty)), "max_text": _fmt(top),
-                    "pending_text": f"{_fmt(pending)} ponto(s) aguardando correção manual" if pending else "",
-                    "status": str(r.status), "status_text": status_text, "messages": messages,
-                    "late_text": _late_text(row), "toc": toc, "mathjax": mathjax}}
-                page, _ = exporter.from_notebook_node(nb, resources=res)
-            if (a, name) not in hidden_cache:
-                source = ws.source(a) / f"{name}.ipynb"
-                hidden_cache[(a, name)] = hidden_lines(
-                    nbformat.read(source, as_version=4),
-                    nbformat.read(ws.release(a) / f"{name}.ipynb", as_version=4)) if source.exists() else []
-            own = student_lines(nb) if src.exists() else set()
-            leaks = hidden_leaks(page, [h for h in hidden_cache[(a, name)] if h not in own])
+            page, own = pages.render(row, name, display, src)
+            leaks = hidden_leaks(page, [h for h in pages.hidden(a, name) if h not in own])
             if leaks:
                 refused.append(f"{skey}: a página mostraria {len(leaks)} linha(s) de teste oculto "
                                f"(p.ex. {leaks[0][:60]!r}); não foi gravada")

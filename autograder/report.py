@@ -31,7 +31,7 @@ import nbformat
 
 from .course import Workspace, cell_titles
 from .deadlines import Deadlines, Lateness
-from .exports import CsvFormat, write_csv
+from .tables import CsvFormat, duration, fixed, num, write_csv
 from .gradebook import Mark, read_marks
 from .results import JobResult, QuestionResult, Status
 from .store import read_result
@@ -40,13 +40,6 @@ GRADES_COLUMNS = ["student_id", "assignment", "score", "max_score", "auto_score"
                   "late", "late_minutes", "submitted_at", "needs_manual_grade", "comments", "details"]
 QUESTIONS_COLUMNS = ["student_id", "assignment", "notebook", "grade_id", "title", "kind", "score",
                      "max_score", "manual", "needs_manual_grade", "visible_tests", "hidden_tests", "comment"]
-
-
-def num(x, decimal: str = ".") -> str:
-    if x is None:
-        return ""
-    x = round(float(x), 4)
-    return (str(int(x)) if x == int(x) else f"{x:g}").replace(".", decimal)
 
 
 def load_results(ws: Workspace, assignments=None) -> list[JobResult]:
@@ -123,7 +116,7 @@ class Row:
         elif self.status is Status.OK and self.result.details:
             why.append("detalhes da correção")            # p.ex. erro de sintaxe num notebook ok
         if self.lateness.late:
-            why.append(f"atraso de {self.lateness.minutes} min")
+            why.append(f"atraso de {duration(self.lateness.minutes)}")
         if self.pending:
             why.append(f"{num(self.pending, ',')} ponto(s) aguardando correção manual")
         return why
@@ -189,10 +182,9 @@ def question_records(row: Row, fmt: CsvFormat) -> list[dict]:
              "comment": q.comment} for q in row.questions]
 
 
-def write_csvs(ws: Workspace, deadlines: Deadlines, fmt: CsvFormat | None = None,
-               assignments=None) -> list[Row]:
+def write_csvs(ws: Workspace, rows: list[Row], fmt: CsvFormat | None = None) -> list[Row]:
+    """grades.csv e questions.csv a partir das linhas já calculadas (`collect`)."""
     fmt = fmt or CsvFormat()
-    rows = collect(ws, deadlines, assignments)
     write_csv(ws.root / "grades.csv", GRADES_COLUMNS, [grade_record(r, fmt) for r in rows], fmt)
     write_csv(ws.root / "questions.csv", QUESTIONS_COLUMNS,
               [q for r in rows for q in question_records(r, fmt)], fmt)
@@ -200,10 +192,6 @@ def write_csvs(ws: Workspace, deadlines: Deadlines, fmt: CsvFormat | None = None
 
 
 # ----------------------------------------------------------------------------- relatório HTML
-
-def _pt(x: float, nd: int = 1) -> str:
-    return f"{x:.{nd}f}".replace(".", ",")
-
 
 def _png(fig) -> str:
     import base64
@@ -262,19 +250,17 @@ def _pass_rates(questions_by_a: dict[str, list["QuestionRow"]]):
         ax.set_xlabel("alunos com nota cheia na questão (%)")
         ax.set_title(a, fontsize=10)
         for y, v in enumerate(rate[::-1]):
-            ax.text(min(v + 1, 92), y, f"{_pt(v, 0)}%", va="center", fontsize=8)
+            ax.text(min(v + 1, 92), y, f"{fixed(v, 0)}%", va="center", fontsize=8)
     fig.suptitle("Taxa de acerto por questão (testes automáticos)", fontsize=12)
     out = _png(fig)
     plt.close(fig)
     return out
 
 
-def write_report(ws: Workspace, deadlines: Deadlines, fmt: CsvFormat | None = None,
-                 assignments=None) -> Path:
-    """grades.csv, questions.csv e relatorio/index.html: resumo, gráficos e o que pede atenção."""
+def write_report(ws: Workspace, rows: list[Row], deadlines: Deadlines) -> Path:
+    """relatorio/index.html a partir das linhas já calculadas: resumo, gráficos e o que pede atenção."""
     import statistics
 
-    rows = write_csvs(ws, deadlines, fmt, assignments)
     by_a: dict[str, list[Row]] = {}
     for g in rows:
         by_a.setdefault(g.assignment, []).append(g)
@@ -301,8 +287,8 @@ def write_report(ws: Workspace, deadlines: Deadlines, fmt: CsvFormat | None = No
         sc = [r.score for r in rows_a]
         due = deadlines.due.get(a)
         parts.append(f"<tr><td>{e(a)}</td><td>{e(due.astimezone(deadlines.tz).strftime('%d/%m/%Y %H:%M')) if due else '—'}</td>"
-                     f"<td class=n>{len(rows_a)}</td><td class=n>{_pt(statistics.mean(sc))}</td>"
-                     f"<td class=n>{_pt(statistics.median(sc))}</td><td class=n>{_pt(rows_a[0].max_score, 0)}</td>"
+                     f"<td class=n>{len(rows_a)}</td><td class=n>{fixed(statistics.mean(sc))}</td>"
+                     f"<td class=n>{fixed(statistics.median(sc))}</td><td class=n>{fixed(rows_a[0].max_score, 0)}</td>"
                      f"<td class=n>{sum(1 for r in rows_a if r.lateness.late)}</td>"
                      f"<td class=n>{sum(1 for r in rows_a if r.pending)}</td>"
                      + "".join(f"<td class=n>{sum(1 for r in rows_a if r.status is s)}</td>" for s in statuses)

@@ -46,7 +46,7 @@ from .job import pick_notebook
 from .progress import Progress
 from .results import VERSION, JobResult
 from .store import read_result, write_result
-from .submissions import collect
+from .submissions import gather
 from .tasks import Course, GradeTask, TaskOutput, crashed_output
 
 # tentativas de uma tarefa cujo trabalhador morre (o Dask a repete em outro trabalhador)
@@ -85,6 +85,25 @@ class RunSummary:
     failures: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+
+# Os limites padrão de cada notebook (para a ajuda da linha de comando, que não importa a sandbox).
+DEFAULTS = sandbox.Limits()
+
+
+def box_warning() -> str | None:
+    """O aviso, uma vez por correção, de que os limites não têm cgroup nesta máquina."""
+    return sandbox.box_warning()
+
+
+def grade_options(submissions: Path, *, cell_timeout: float, notebook_timeout: float,
+                  memory_mib: int, nproc: int, disk_mib: int, **rest) -> GradeOptions:
+    """As opções de `run_grade` a partir de números simples: quem chama (a linha de comando)
+    não precisa conhecer o executor nem a sandbox."""
+    return GradeOptions(
+        submissions=Path(submissions),
+        settings=ExecSettings(cell_timeout=cell_timeout, notebook_timeout=notebook_timeout),
+        limits=sandbox.Limits(memory_mib=memory_mib, nproc=nproc, disk_mib=disk_mib), **rest)
 
 
 def say(msg: str) -> None:
@@ -132,9 +151,44 @@ def assigned_set(given: list[str], due: dict, available: list[str]) -> list[str]
         unknown = sorted(a for a in due if a not in available)
         if unknown:
             raise GradeError(f"prazo para tarefa(s) que não existem: {', '.join(unknown)} "
-                             f"(corrija com `python -m autograder deadlines --workspace ... --remover TAREFA`)")
+                             f"(corrija com `python -m autograder deadlines --workspace ... --remove TAREFA`)")
         return sorted(due)
     return None
+
+
+def _collect(ws: Workspace, opts: GradeOptions, tz, assignments: list[str] | None, available: list[str],
+             summary: RunSummary):
+    """A coleta: (tarefas a corrigir, entregas). Para antes de corrigir se um arquivo de aluno
+    não diz de que tarefa é (nunca o descarta em silêncio) ou se não há entrega nenhuma."""
+    try:
+        only = assignments[0] if assignments and len(assignments) == 1 else None
+        got = gather(Path(opts.submissions), {a: notebook_names(ws, a) for a in available},
+                     tz, only=only, pattern=opts.pattern)
+    except (ValueError, OSError) as e:
+        raise GradeError(str(e)) from None
+    subs, warns = got.submissions, got.warnings
+    if got.undecided:            # nunca descartar em silêncio a entrega de alguém
+        shown = "\n  ".join(got.undecided[:10]) + ("\n  ..." if len(got.undecided) > 10 else "")
+        raise GradeError(
+            f"{len(got.undecided)} arquivo(s) de entrega sem tarefa conhecida (o nome do notebook não "
+            f"diz a tarefa):\n  {shown}\nDiga qual é a tarefa com --assignment TAREFA "
+            f"(tarefas: {', '.join(available)}). Nada foi corrigido.")
+    if assignments is None:      # nem --assignment nem prazo: as tarefas que alguém entregou
+        assignments = sorted({s.assignment for s in subs if s.files})
+        if assignments:
+            say(f"sem --assignment nem prazos no workspace: corrigindo as tarefas entregues "
+                f"({', '.join(assignments)})")
+    subs = [s for s in subs if s.assignment in assignments]
+    summary.warnings += warns
+    for w in warns:
+        say(f"aviso: {w}")
+    if not any(s.files for s in subs):
+        raise GradeError(f"nenhuma entrega encontrada em {opts.submissions} para "
+                         f"{', '.join(assignments) or 'nenhuma tarefa'}")
+    from .exports import record_identities
+    record_identities(ws, subs)
+
+    return assignments, subs
 
 
 def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
@@ -156,10 +210,10 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
             raise GradeError(
                 f"a sandbox não está disponível: {why}.\n"
                 "Instale com `sudo apt-get install -y bubblewrap` (ou `make sandbox-deps`). "
-                "Para corrigir mesmo assim, sem isolamento, use --sem-sandbox "
+                "Para corrigir mesmo assim, sem isolamento, use --no-sandbox "
                 "(o código dos alunos rodará com os seus direitos).")
     else:
-        say("AVISO: corrigindo SEM sandbox (--sem-sandbox): o código dos alunos roda com os seus "
+        say("AVISO: corrigindo SEM sandbox (--no-sandbox): o código dos alunos roda com os seus "
             "direitos, pode ler solutions/ e o gradebook e acessar a rede. Só os limites de "
             "tempo e memória valem.")
     try:
@@ -168,27 +222,7 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
         raise GradeError(str(e)) from None
     assignments = assigned_set(opts.assignments, deadlines.due, available)
 
-    try:
-        only = assignments[0] if assignments and len(assignments) == 1 else None
-        subs, warns = collect(Path(opts.submissions), {a: notebook_names(ws, a) for a in available},
-                              deadlines.tz, only=only, pattern=opts.pattern)
-    except (ValueError, OSError) as e:
-        raise GradeError(str(e)) from None
-    if assignments is None:      # nem --assignment nem prazo: as tarefas que alguém entregou
-        assignments = sorted({s.assignment for s in subs if s.files})
-        if assignments:
-            say(f"sem --assignment nem prazos no workspace: corrigindo as tarefas entregues "
-                f"({', '.join(assignments)})")
-    subs = [s for s in subs if s.assignment in assignments]
-    summary.warnings += warns
-    for w in warns:
-        say(f"aviso: {w}")
-    if not any(s.files for s in subs):
-        raise GradeError(f"nenhuma entrega encontrada em {opts.submissions} para "
-                         f"{', '.join(assignments) or 'nenhuma tarefa'}")
-    from .exports import record_identities
-    record_identities(ws, subs)
-
+    assignments, subs = _collect(ws, opts, deadlines.tz, assignments, available, summary)
     say(f"preparando {len(assignments)} tarefa(s) no workspace {ws.root} ...")
     infos = ws.prepare(assignments)
     by_key = {(s.student, s.assignment): s for s in subs}
@@ -317,10 +351,142 @@ def dask_client(opts: GradeOptions):
             cluster.close()
 
 
-def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], students, summary) -> None:
-    from distributed import as_completed
-    from distributed.client import FutureCancelledError
+class _Recorder:
+    """O que volta do cluster vira arquivo: o notebook corrigido assim que chega e, quando a
+    entrega (aluno, tarefa) está completa, o `JobResult`, a barra e, a cada MERGE_EVERY_S, o
+    gradebook. Único dono do estado da gravação (nada é dividido com o despacho)."""
+
+    def __init__(self, ws: Workspace, infos, todo: list[Job], students, summary: RunSummary, tty):
+        self.ws, self.infos, self.summary = ws, infos, summary
+        self.by_job = {(j.student, j.assignment): j for j in todo}
+        self.waiting: dict[tuple, dict[str, TaskOutput]] = {k: {} for k in self.by_job}
+        self.failed: dict[tuple, list[str]] = {}
+        self.pending = Counter(j.student for j in todo)          # entregas que faltam por aluno
+        self.logs = ws.state / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.unmerged: list[JobResult] = []
+        self.last_merge = time.monotonic()
+        self.bar = Progress(len(students), len(todo), already=len(students) - len(self.pending), tty=tty)
+
+    def _save_notebook(self, out: TaskOutput) -> None:
+        nb_path = self.ws.autograded(out.student, out.assignment) / f"{out.notebook}.ipynb"
+        if out.autograded is None:
+            nb_path.unlink(missing_ok=True)
+            return
+        nb_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = nb_path.with_suffix(".tmp")
+        tmp.write_bytes(out.autograded)
+        tmp.replace(nb_path)
+
+    def record(self, out: TaskOutput, failure: str | None = None) -> None:
+        key = (out.student, out.assignment)
+        self._save_notebook(out)
+        got = self.waiting[key]
+        got[out.notebook] = out
+        if failure:
+            self.failed.setdefault(key, []).append(failure)
+        if all(n in got for n in self.infos[out.assignment].notebooks):
+            self._finish(self.by_job[key], got)
+
+    def _finish(self, job: Job, got: dict[str, TaskOutput]) -> None:
+        key = (job.student, job.assignment)
+        failures = self.failed.pop(key, [])
+        result = JobResult(job.student, job.assignment, "" if failures else job.key, job.timestamp,
+                           [got[n].result for n in self.infos[job.assignment].notebooks],
+                           participant=job.participant, collection_notes=list(job.notes)).finish()
+        write_result(self.ws.result_path(job.student, job.assignment), result)
+        del self.waiting[key]
+        self.unmerged.append(result)
+        if failures:
+            self.summary.failures.append(f"{job.student}/{job.assignment}: {failures[0]}")
+            with (self.logs / "falhas.log").open("a", encoding="utf-8") as f:
+                f.write(f"--- {job.student}/{job.assignment}\n" + "\n".join(failures) + "\n")
+        else:
+            self.summary.graded += 1
+        self.pending[job.student] -= 1
+        self.bar.update(1, 1 if self.pending[job.student] == 0 else 0)
+        if time.monotonic() - self.last_merge > MERGE_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.unmerged:
+            merge_results(self.ws, self.unmerged)
+            self.unmerged.clear()
+        self.last_merge = time.monotonic()
+
+
+class _Dispatcher:
+    """Mantém o cluster ocupado sem encher a fila dele: no máximo 3 tarefas em voo por thread,
+    e os últimos notebooks iguais da fila sem pré-aquecer o próximo kernel."""
+
+    def __init__(self, client, course_f, task_list: list[GradeTask]):
+        from distributed import as_completed
+        from . import tasks as worker_side
+        self.client, self.course_f, self.grade = client, course_f, worker_side.grade
+        self.queue = list(reversed(task_list))
+        self.left = Counter((t.assignment, t.notebook) for t in task_list)
+        self.futures: dict = {}
+        self.ac = as_completed(loop=client.loop)
+
+    def _threads(self) -> int:
+        # um agendador que sumiu responde sem "workers": a próxima tarefa diz que a conexão caiu
+        workers = (self.client.scheduler_info() or {}).get("workers", {}).values()
+        return max(1, sum(w.get("nthreads", 1) for w in workers))
+
+    def top_up(self) -> None:
+        n = self._threads()
+        room = max(4, 3 * n) - len(self.futures)
+        while self.queue and room > 0:
+            t = self.queue.pop()
+            self.left[(t.assignment, t.notebook)] -= 1
+            if self.left[(t.assignment, t.notebook)] < n:     # cada processo pega no máximo mais um
+                t = dataclasses.replace(t, warm_next=False)
+            f = self.client.submit(self.grade, self.course_f, t, pure=False, retries=MAX_TRIES - 1,
+                                   key=f"corrigir-{t.assignment}-{t.notebook}-{t.student}-{uuid.uuid4().hex[:8]}")
+            self.futures[f] = t
+            self.ac.add(f)
+            room -= 1
+
+    def __iter__(self):
+        """(tarefa, future terminado), completando a fila a cada resultado."""
+        self.top_up()
+        for fut in self.ac:
+            yield self.futures.pop(fut), fut
+            self.top_up()
+
+
+def _outcome(fut, t: GradeTask, cells) -> tuple[TaskOutput, str | None]:
+    """O que uma tarefa terminada deu: a saída e, se o corretor falhou, o motivo."""
     from distributed.scheduler import KilledWorker
+    try:
+        return fut.result(), None
+    except KilledWorker:
+        why = f"o processo de correção morreu {MAX_TRIES} vezes com este notebook (memória da máquina esgotada?)"
+    except Exception as e:  # noqa: BLE001 - erro do corretor: linha crashed, sem chave
+        from distributed.client import FutureCancelledError
+        if isinstance(e, (FutureCancelledError, OSError)):
+            raise
+        why = f"{type(e).__name__}: {e}".strip()
+    return crashed_output(t, cells, f"não foi possível corrigir: {why[:300]}"), why
+
+
+def _check_workers(client, opts: GradeOptions) -> str:
+    """Recusa um cluster cujos trabalhadores não têm a sandbox; devolve onde se corrige."""
+    from . import tasks as worker_side
+    problems = {w: why for w, why in client.run(worker_side.check_worker, opts.use_sandbox).items() if why}
+    if problems:
+        raise GradeError("trabalhador(es) do Dask sem o que a correção precisa:\n" + "\n".join(
+            f"  {w}: {why}" for w, why in sorted(problems.items())))
+    if opts.scheduler is None and opts.client is None:
+        return f"{opts.jobs} processo(s) nesta máquina"
+    info = client.scheduler_info()
+    return f"{info.get('address', '?')}, {len(info.get('workers', {}))} trabalhador(es)"
+
+
+def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], students, summary) -> None:
+    """Planejar → despachar → gravar: as tarefas vão ao Dask (_Dispatcher) e o que volta é
+    gravado por um só dono (_Recorder)."""
+    from distributed.client import FutureCancelledError
 
     from . import tasks as worker_side
 
@@ -328,115 +494,22 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
                     source_hashes={a: i.source_hash for a, i in infos.items()}, seed_db=seed_bytes(ws),
                     settings=opts.settings, limits=opts.limits, use_sandbox=opts.use_sandbox)
     task_list = build_tasks(infos, todo)
-    by_job = {(j.student, j.assignment): j for j in todo}
-    waiting: dict[tuple, dict[str, TaskOutput]] = {k: {} for k in by_job}
-    failed: dict[tuple, list[str]] = {}
-    pending_per_student: dict[str, int] = {}
-    for j in todo:
-        pending_per_student[j.student] = pending_per_student.get(j.student, 0) + 1
-    logs = ws.state / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    unmerged: list[JobResult] = []
-    last_merge = time.monotonic()
-    bar = Progress(len(students), len(todo), already=len(students) - len(pending_per_student), tty=opts.tty)
-
-    def record(out: TaskOutput, failure: str | None = None) -> None:
-        nonlocal last_merge
-        key = (out.student, out.assignment)
-        job = by_job[key]
-        nb_path = ws.autograded(out.student, out.assignment) / f"{out.notebook}.ipynb"
-        if out.autograded is not None:
-            nb_path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = nb_path.with_suffix(".tmp")
-            tmp.write_bytes(out.autograded)
-            tmp.replace(nb_path)
-        else:
-            nb_path.unlink(missing_ok=True)
-        got = waiting[key]
-        got[out.notebook] = out
-        if failure:
-            failed.setdefault(key, []).append(failure)
-        info = infos[job.assignment]
-        if not all(n in got for n in info.notebooks):
-            return
-        failures = failed.pop(key, [])
-        result = JobResult(job.student, job.assignment, "" if failures else job.key, job.timestamp,
-                           [got[n].result for n in info.notebooks], participant=job.participant,
-                           collection_notes=list(job.notes)).finish()
-        write_result(ws.result_path(job.student, job.assignment), result)
-        del waiting[key]
-        unmerged.append(result)
-        if failures:
-            summary.failures.append(f"{job.student}/{job.assignment}: {failures[0]}")
-            with (logs / "falhas.log").open("a", encoding="utf-8") as f:
-                f.write(f"--- {job.student}/{job.assignment}\n" + "\n".join(failures) + "\n")
-        else:
-            summary.graded += 1
-        pending_per_student[job.student] -= 1
-        bar.update(1, 1 if pending_per_student[job.student] == 0 else 0)
-        if time.monotonic() - last_merge > MERGE_EVERY_S:
-            merge_results(ws, unmerged)
-            unmerged.clear()
-            last_merge = time.monotonic()
-
+    rec = _Recorder(ws, infos, todo, students, summary, opts.tty)
     done = 0
     try:
         with dask_client(opts) as client:
-            problems = {w: why for w, why in client.run(worker_side.check_worker, opts.use_sandbox).items() if why}
-            if problems:
-                raise GradeError("trabalhador(es) do Dask sem o que a correção precisa:\n" + "\n".join(
-                    f"  {w}: {why}" for w, why in sorted(problems.items())))
-            if opts.scheduler is None and opts.client is None:
-                where = f"{opts.jobs} processo(s) nesta máquina"
-            else:
-                info = client.scheduler_info()
-                where = f"{info.get('address', '?')}, {len(info.get('workers', {}))} trabalhador(es)"
-            say(f"corrigindo {len(task_list)} notebook(s) de {len(pending_per_student)} aluno(s) "
+            where = _check_workers(client, opts)
+            say(f"corrigindo {len(task_list)} notebook(s) de {len(rec.pending)} aluno(s) "
                 f"com o Dask ({where}){'' if opts.use_sandbox else ' (sem sandbox)'}")
-            course_f = client.scatter(course, broadcast=True, hash=False)
-            futures = {}
-            queue = list(reversed(task_list))
-            left = Counter((t.assignment, t.notebook) for t in task_list)
-            ac = as_completed(loop=client.loop)
-
-            def threads() -> int:
-                return max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()))
-
-            def top_up():
-                n = threads()
-                room = max(4, 3 * n) - len(futures)          # tarefas em voo: 3 por thread do cluster
-                while queue and room > 0:
-                    t = queue.pop()
-                    left[(t.assignment, t.notebook)] -= 1
-                    # os últimos notebooks iguais da fila: cada processo pega no máximo mais um
-                    if left[(t.assignment, t.notebook)] < n:
-                        t = dataclasses.replace(t, warm_next=False)
-                    f = client.submit(worker_side.grade, course_f, t, pure=False, retries=MAX_TRIES - 1,
-                                      key=f"corrigir-{t.assignment}-{t.notebook}-{t.student}-{uuid.uuid4().hex[:8]}")
-                    futures[f] = t
-                    ac.add(f)
-                    room -= 1
-
-            top_up()
-            bar.render(force=True)
+            dispatch = _Dispatcher(client, client.scatter(course, broadcast=True, hash=False), task_list)
+            rec.bar.render(force=True)
             try:
-                for fut in ac:
-                    t = futures.pop(fut)
-                    cells = infos[t.assignment].cells[t.notebook]
+                for t, fut in dispatch:
                     try:
-                        out = fut.result()
-                        record(out)
-                    except KilledWorker:
-                        why = (f"o processo de correção morreu {MAX_TRIES} vezes com este notebook "
-                               "(memória da máquina esgotada?)")
-                        record(crashed_output(t, cells, f"não foi possível corrigir: {why}"), why)
+                        rec.record(*_outcome(fut, t, infos[t.assignment].cells[t.notebook]))
                     except (FutureCancelledError, OSError) as e:
                         raise GradeError(_lost_message(opts, done, len(task_list), str(e))) from None
-                    except Exception as e:  # noqa: BLE001 - erro do corretor: linha crashed, sem chave
-                        msg = f"{type(e).__name__}: {e}".strip()
-                        record(crashed_output(t, cells, f"não foi possível corrigir: {msg[:300]}"), msg)
                     done += 1
-                    top_up()
             finally:
                 try:
                     client.run(worker_side.release, course.digest, wait=True)
@@ -447,12 +520,11 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
             raise GradeError(_lost_message(opts, done, len(task_list), str(e))) from None
         raise
     except KeyboardInterrupt:
-        bar.close()
+        rec.bar.close()
         raise
     finally:
-        if unmerged:
-            merge_results(ws, unmerged)
-    bar.close()
+        rec.flush()
+    rec.bar.close()
 
 
 def _lost_message(opts: GradeOptions, done: int, total: int, why: str) -> str:

@@ -5,11 +5,14 @@ Formatos aceitos (nesta ordem):
 - pasta `<aluno>/<tarefa>/<notebook>.ipynb` (o `submitted/` do nbgrader), com
   `timestamp.txt` opcional na pasta da tarefa; com `--assignment`, também
   `<aluno>/<notebook>.ipynb`;
-- zip com a mesma estrutura (em qualquer subpasta);
+- zip com a mesma estrutura (em qualquer subpasta; a pasta de tarefa mais externa decide);
 - zip do Blackboard/nbgrader ZipCollect: `<tarefa>_<aluno>_attempt_AAAA-MM-DD-HH-MM-SS[_<arquivo>].ipynb`;
-- zip do Moodle: `<Nome do Aluno>_<id>_assignsubmission_file_/<arquivo>.ipynb`;
+- zip do Moodle: `<Nome do Aluno>_<id>_assignsubmission_file_/<arquivo>.ipynb` (testado
+  antes dos outros: a pasta do Moodle é o aluno, e nada dentro dela nomeia outro aluno),
+  ou sem pastas, `<Nome do Aluno>_<id>_assignsubmission_file_<arquivo>.ipynb`; sem
+  `--assignment`, a tarefa é a que o nome do notebook diz;
 - zip plano: `<aluno>.ipynb` (com `--assignment`) ou `<aluno>_<tarefa>.ipynb`;
-- `--padrao REGEX` com grupos nomeados `student` (obrigatório), `assignment`,
+- `--pattern REGEX` com grupos nomeados `student` (obrigatório), `assignment`,
   `notebook`, `timestamp`, testado antes de todos.
 
 Horários sem fuso (nomes do zip, `timestamp.txt` sem sufixo) são lidos no fuso
@@ -28,17 +31,25 @@ import unicodedata
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-DEFAULT_TZ = "America/Sao_Paulo"
+from .deadlines import parse_time
+
 MAX_FILE = 50 * 1024 * 1024          # 50 MiB: um notebook maior que isso é inválido
 MAX_STUDENT = 200 * 1024 * 1024      # 200 MiB por aluno e tarefa, somando os arquivos
 # Erros de leitura que viram uma observação na linha do aluno (nunca derrubam a coleta):
 # arquivo sumido ou sem permissão, zip corrompido ou cifrado, compressão desconhecida.
 READ_ERRORS = (OSError, zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError,
                ValueError)
+# A pasta de uma entrega no zip "Baixar todas as submissões" do Moodle:
+# "<Nome Completo>_<número de participante>_assignsubmission_<plugin>_" (o plugin de
+# arquivos é `file`; o de texto online, `onlinetext`). Único lugar onde o formato é escrito.
+MOODLE_FOLDER = re.compile(r"(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[A-Za-z]+)_?")
+# O mesmo zip baixado sem pastas ("Baixar envios em pastas" desmarcado): o nome do arquivo
+# vem depois do prefixo, "<Nome>_<número>_assignsubmission_file_<arquivo>".
+MOODLE_FLAT = re.compile(r"(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[A-Za-z]+)_(?P<file>.+)")
 
 
 @dataclass
@@ -84,28 +95,6 @@ def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:6]
 
 
-def parse_time(text: str, tz: ZoneInfo) -> datetime:
-    """Lê um horário; sem fuso explícito, ele está em `tz`."""
-    t = text.strip()
-    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})", t)
-    if m:                                  # formato dos nomes do Blackboard
-        y, mo, d, h, mi, s = map(int, m.groups())
-        return datetime(y, mo, d, h, mi, s, tzinfo=tz)
-    utc = False
-    for suffix in (" UTC", "UTC", "Z"):
-        if t.endswith(suffix):
-            t, utc = t[: -len(suffix)].strip(), True
-            break
-    try:
-        dt = datetime.fromisoformat(t)
-    except ValueError:
-        raise ValueError(f"horário inválido: {text!r} (use AAAA-MM-DD HH:MM[:SS], "
-                         "opcionalmente com fuso, p.ex. -03:00 ou Z)") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc if utc else tz)
-    return dt
-
-
 def _nb_key(path: str) -> str:
     return Path(path).stem
 
@@ -132,6 +121,8 @@ class Collector:
         self.pattern = re.compile(pattern) if pattern else None
         self.subs: dict[tuple[tuple[str, str], str], Submission] = {}
         self.warnings: list[str] = []
+        self.undecided: list[str] = []     # arquivos de um aluno sem tarefa que se possa saber
+        self.collisions: dict[tuple[str, str], str] = {}
 
     # -- registro ---------------------------------------------------------------
     def _assignment(self, assignment: str | None, origin: str) -> str | None:
@@ -139,7 +130,8 @@ class Collector:
         if assignment is None:
             if len(self.assignments) == 1:
                 return next(iter(self.assignments))
-            self.warnings.append(f"ignorado (não sei de qual tarefa é; use --assignment): {origin}")
+            self.undecided.append(origin)
+            self.warnings.append(f"não sei de qual tarefa é (use --assignment): {origin}")
             return None
         if assignment not in self.assignments:
             self.warnings.append(f"ignorado (tarefa '{assignment}' desconhecida): {origin}")
@@ -343,7 +335,7 @@ class Collector:
                     continue
                 try:
                     m = self._match(i.filename, stamps)
-                except ValueError as e:     # horário ilegível no nome (--padrao)
+                except ValueError as e:     # horário ilegível no nome (--pattern)
                     self.warnings.append(f"ignorado ({e}): {i.filename}")
                     continue
                 if m is None:
@@ -374,6 +366,16 @@ class Collector:
                     continue
                 self._add(student, assignment, rel, data, ts, origin, participant)
 
+    def _by_name(self, fname: str) -> str | None:
+        """A tarefa que o nome do notebook diz (`09-softmax-online.ipynb`), se diz uma só."""
+        if not fname.endswith(".ipynb"):
+            return None
+        stem = Path(fname).stem
+        if stem in self.assignments:
+            return stem
+        owners = [a for a, nbs in self.assignments.items() if stem in nbs]
+        return owners[0] if len(owners) == 1 else None
+
     def _match(self, name: str, stamps: dict):
         """(aluno, tarefa, nome relativo, horário, participante) ou None."""
         parts = name.split("/")
@@ -385,8 +387,24 @@ class Collector:
                 ts = parse_time(g["timestamp"], self.tz) if g.get("timestamp") else None
                 rel = (g.get("notebook") or Path(fname).stem) + Path(fname).suffix
                 return g["student"], g.get("assignment"), rel, ts, None
-        # <aluno>/<tarefa>/<arquivo> em qualquer profundidade
-        for k in range(len(parts) - 2, 0, -1):
+        # Moodle: a pasta mais externa no formato do Moodle é o aluno, e nada dentro dela
+        # (pastas que o aluno criou ou um zip que ele desempacotou) fala por outro aluno
+        for k, part in enumerate(parts[:-1]):
+            m = MOODLE_FOLDER.fullmatch(part)
+            if m:
+                inner = parts[k + 1:]
+                a = self.only or (inner[0] if len(inner) > 1 and inner[0] in self.assignments else None) \
+                    or self._by_name(fname)
+                if len(inner) > 1 and inner[0] == a:
+                    inner = inner[1:]
+                return m["name"], a, "/".join(inner), None, m["id"]
+        # Moodle sem pastas: "Nome_123_assignsubmission_file_arquivo.ipynb"
+        m = MOODLE_FLAT.fullmatch(fname)
+        if m:
+            return m["name"], self.only or self._by_name(m["file"]), m["file"], None, m["id"]
+        # <aluno>/<tarefa>/<arquivo> em qualquer subpasta: a pasta de tarefa mais externa decide
+        # (uma pasta `<outro>/<tarefa>/` dentro da entrega continua sendo do aluno de fora)
+        for k in range(1, len(parts) - 1):
             if parts[k] in self.assignments:
                 return (parts[k - 1], parts[k], "/".join(parts[k + 1:]),
                         stamps.get("/".join(parts[:k + 1])), None)
@@ -397,11 +415,6 @@ class Collector:
             a = m["assignment"] if m["assignment"] in self.assignments else None
             rel = m["file"] or (fname.split("_attempt_")[0] + ".ipynb")
             return m["student"], a, rel, parse_time(m["ts"], self.tz), None
-        # Moodle: "Nome do Aluno_123456_assignsubmission_file_/arquivo.ipynb"
-        if len(parts) >= 2:
-            m = re.fullmatch(r"(?P<name>.+?)_(?P<id>\d+)_assignsubmission_\w+_?", parts[-2])
-            if m:
-                return m["name"], None, fname, None, m["id"]
         # plano: aluno.ipynb, aluno_tarefa.ipynb ou tarefa_aluno.ipynb
         stem, suffix = Path(fname).stem, Path(fname).suffix
         for a in self.assignments:
@@ -416,7 +429,11 @@ class Collector:
         return None
 
     def student_ids(self) -> dict[tuple[str, str], str]:
-        """Id de cada aluno (nome, participante); dois alunos nunca dividem um id."""
+        """Id de cada aluno (nome, participante); dois alunos nunca dividem um id.
+
+        Quando dois alunos dariam o mesmo id, no máximo um fica com ele (quem tem número
+        de participante do Moodle, senão quem já é exatamente o id); os outros ganham um
+        sufixo do hash do nome, e as linhas de todos eles recebem uma observação."""
         base: dict[tuple[str, str], str] = {}
         for (skey, _a) in self.subs:
             name, participant = skey
@@ -426,13 +443,30 @@ class Collector:
         for skey, b in base.items():
             groups.setdefault(b, []).append(skey)
         ids: dict[tuple[str, str], str] = {}
+        self.collisions: dict[tuple[str, str], str] = {}
         for b, keys in groups.items():
             if len(keys) == 1:
                 ids[keys[0]] = b
                 continue
-            for skey in keys:             # quem já é exatamente o id fica com ele
+            def rank(skey):            # quem fica com o id: participante do Moodle, depois o nome exato
                 exact = skey[0] == b or (skey[1] and f"{skey[0]}_{skey[1]}" == b)
-                ids[skey] = b if exact else f"{b}-{_short_hash(skey[0] + chr(0) + skey[1])}"
+                return (not skey[1], not exact, skey)
+            keys = sorted(keys, key=rank)
+            owner = keys[0] if rank(keys[0])[1] is False else None
+            for skey in keys:
+                ids[skey] = b if skey == owner else f"{b}-{_short_hash(skey[0] + chr(0) + skey[1])}"
+            names = ", ".join(repr(_display(k)) for k in keys)
+            for skey in keys:
+                self.collisions[skey] = (f"id repetido: {names} dariam o mesmo id {b!r}; "
+                                         f"esta entrega ficou com o id {ids[skey]!r} (confira quem é quem)")
+        taken: set[str] = set()
+        for skey in sorted(ids, key=lambda k: (ids[k] != base[k], k)):   # garantia final: ids únicos
+            sid = ids[skey]
+            n = 2
+            while sid in taken:
+                sid, n = f"{ids[skey]}~{n}", n + 1
+            ids[skey] = sid
+            taken.add(sid)
         return ids
 
     def result(self) -> list[Submission]:
@@ -440,19 +474,30 @@ class Collector:
         out = []
         for (skey, a), sub in self.subs.items():
             sub.student = ids[skey]
+            if skey in self.collisions:
+                sub.notes.append(self.collisions[skey])
             out.append(sub)
-        merged = {}
-        for s in out:
-            same = [o for o in out if o.student == s.student and o.assignment == s.assignment]
-            if len(same) > 1:
-                merged[s.student] = same
-        if merged:   # nunca deveria acontecer: melhor parar do que juntar dois alunos
-            raise ValueError(f"ids de aluno repetidos: {sorted(merged)}")
+        for skey, why in sorted(self.collisions.items()):
+            self.warnings.append(why)
         return sorted(out, key=lambda s: (s.student, s.assignment))
 
 
-def collect(path: Path, assignments: dict[str, list[str]], tz: ZoneInfo,
-            only: str | None = None, pattern: str | None = None) -> tuple[list[Submission], list[str]]:
+def _display(skey: tuple[str, str]) -> str:
+    name, participant = skey
+    return f"{name} (participante {participant})" if participant else name
+
+
+@dataclass
+class Collection:
+    """O que a coleta achou: as entregas, os avisos e os arquivos sem tarefa conhecida."""
+
+    submissions: list[Submission]
+    warnings: list[str]
+    undecided: list[str] = field(default_factory=list)
+
+
+def gather(path: Path, assignments: dict[str, list[str]], tz: ZoneInfo,
+           only: str | None = None, pattern: str | None = None) -> Collection:
     path = Path(path)
     c = Collector(assignments, tz, only=only, pattern=pattern)
     if path.is_dir():
@@ -461,7 +506,13 @@ def collect(path: Path, assignments: dict[str, list[str]], tz: ZoneInfo,
         c.from_zip(path)
     else:
         raise ValueError(f"{path}: esperava uma pasta <aluno>/<tarefa>/<notebook>.ipynb ou um .zip")
-    return c.result(), c.warnings
+    return Collection(c.result(), c.warnings, c.undecided)
+
+
+def collect(path: Path, assignments: dict[str, list[str]], tz: ZoneInfo,
+            only: str | None = None, pattern: str | None = None) -> tuple[list[Submission], list[str]]:
+    got = gather(path, assignments, tz, only=only, pattern=pattern)
+    return got.submissions, got.warnings
 
 
 # Prazos e política de atraso: deadlines.py (Deadlines, load_deadlines).

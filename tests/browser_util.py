@@ -385,8 +385,9 @@ def open_alone(path: Path, timeout_ms: int = 30_000) -> tuple[int, int, list[str
                     route.abort()
             tab.route("**/*", only_the_file)
             tab.goto(path.as_uri())
-            tab.wait_for_selector("mjx-container svg, mjx-container mjx-math", timeout=timeout_ms)
-            rendered = tab.locator("mjx-container").count()
+            # MathJax (mjx-container) ou MathML escrito na hora de gravar (math), que o navegador mostra
+            tab.wait_for_selector("mjx-container svg, mjx-container mjx-math, math", timeout=timeout_ms)
+            rendered = tab.locator("mjx-container").count() + tab.locator("math").count()
             raw = tab.locator("text=\\sum_j").count()
         finally:
             browser.close()

@@ -227,7 +227,7 @@ def test_refuses_to_grade_without_bubblewrap_unless_told(arquivos, tmp_path, mon
     from autograder.runner import GradeError, GradeOptions, run_grade
     monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
     ws = Workspace(tmp_path / "ws", arquivos["sol"])
-    with pytest.raises(GradeError, match="bubblewrap.*--sem-sandbox"):
+    with pytest.raises(GradeError, match="bubblewrap.*--no-sandbox"):
         run_grade(ws, GradeOptions(submissions=arquivos["subs"]))
     assert not (tmp_path / "ws" / "grades.csv").exists()
 
@@ -586,31 +586,45 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _readme_env() -> dict:
+    """O ambiente dos comandos do README: sem PYTHONPATH, porque o `make deps` instala o
+    `autograder` junto com o curso. Numa cópia de trabalho cujo ambiente instalou OUTRO clone
+    (ambiente dividido entre cópias), o PYTHONPATH volta, senão o Dask correria o código de lá."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    found = subprocess.run([sys.executable, "-c", "import autograder; print(autograder.__file__)"],
+                           cwd="/", env=env, capture_output=True, text=True).stdout.strip()
+    if Path(found or "/").resolve().parent != (ROOT / "autograder").resolve():
+        env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
 class DaskCluster:
-    """Um `dask scheduler` e N `dask worker` nesta máquina, cada um no seu processo, como
-    o professor os iniciaria num cluster (README, "Corrigir num cluster")."""
+    """Um `dask scheduler` e N `dask worker` nesta máquina, cada um no seu processo, iniciados
+    como o README manda (`.venv/bin/dask scheduler`, `.venv/bin/dask worker`, "Corrigir num
+    cluster"): sem PYTHONPATH, de outra pasta."""
 
     def __init__(self, n_workers: int = 2, nanny: bool = True, worker_env: dict | None = None):
         self.port = _free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
-        self.env = {**os.environ, "PYTHONPATH": str(ROOT),
+        self.env = {**_readme_env(),
                     # o que o README manda configurar no agendador: 2 tentativas por tarefa
                     "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"}
         self.worker_env = {**self.env, **(worker_env or {})}
         self.procs: list[subprocess.Popen] = []
         import tempfile
         self.scheduler_file = Path(tempfile.mkdtemp(prefix="dask-")) / "agendador.json"
-        self.scheduler = self._start("distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+        self.scheduler = self._start("scheduler", "--host", "127.0.0.1",
                                      "--port", str(self.port), "--no-dashboard",
                                      "--scheduler-file", str(self.scheduler_file))
         for _ in range(n_workers):
-            self._start("distributed.cli.dask_worker", self.address, "--nthreads", "1", "--memory-limit", "0",
+            self._start("worker", self.address, "--nthreads", "1", "--memory-limit", "0",
                         "--no-dashboard", *([] if nanny else ["--no-nanny"]))
         self.wait_for_workers(n_workers)
 
-    def _start(self, module: str, *args) -> subprocess.Popen:
-        env = self.worker_env if module.endswith("dask_worker") else self.env
-        p = subprocess.Popen([sys.executable, "-m", module, *args], env=env, cwd="/",
+    def _start(self, command: str, *args) -> subprocess.Popen:
+        env = self.worker_env if command == "worker" else self.env
+        # `python -m distributed.cli.dask_<comando>` é o que `.venv/bin/dask <comando>` do README roda
+        p = subprocess.Popen([sys.executable, "-m", f"distributed.cli.dask_{command}", *args], env=env, cwd="/",
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         self.procs.append(p)
         return p

@@ -426,7 +426,7 @@ def test_lateness_survives_report_and_feedback_without_the_deadline_flags(loop):
     assert loop["rows"][("carla", A2)]["late"] == "false"
     assert "Entregue com atraso de 2 h 11 min" in page(loop, "carla", A1)
     report = (loop["ws"].root / "relatorio" / "index.html").read_text(encoding="utf-8")
-    assert "atraso de 131 min" in report
+    assert "atraso de 2 h 11 min" in report            # o mesmo formato da página (issue 23)
 
 
 @needs_bwrap
@@ -466,7 +466,8 @@ def test_wide_table_one_row_per_student_one_column_per_assignment(loop):
     by = {r["student_id"]: r for r in rows}
     assert sorted(by) == ["ana", "bruno", "carla", "davi"]            # davi: da lista, sem entrega
     assert (by["ana"][A1], by["ana"]["email"], by["ana"]["participant"]) == ("6", "ana@exemplo.br", "1001")
-    assert (by["davi"][A1], by["davi"]["total"], by["davi"]["max_total"]) == ("0", "0", "12")
+    # davi (só da lista) nunca foi corrigido: em branco, não 0 (um 0 iria para o AVA)
+    assert (by["davi"][A1], by["davi"]["total"], by["davi"]["max_total"]) == ("", "", "12")
     g = loop["rows"]
     for s in ("ana", "bruno", "carla"):
         total = sum(float(g[(s, a)]["score"].replace(",", ".")) for a in (A1, A2))
@@ -475,17 +476,19 @@ def test_wide_table_one_row_per_student_one_column_per_assignment(loop):
 
 @needs_bwrap
 def test_moodle_grading_worksheet_parses_as_moodle_reads_it(loop):
-    """Como o importador do Moodle (assignfeedback_offline): colunas pelo nome, o
-    participante depois de "Participant ", a nota em "Grade", comentários em "Feedback comments"."""
+    """Como o importador do Moodle (assignfeedback_offline) num Moodle em português: colunas
+    pelo nome na língua da interface, o participante depois de "Participante", a nota em
+    "Nota", os comentários em "Comentários de feedback"."""
     rows = read_rows(loop["ws"].root / "exportacoes" / "moodle" / f"{A1}-planilha.csv")
-    for col in ("Identifier", "Full name", "Email address", "Grade", "Maximum Grade",
-                "Last modified (grade)", "Feedback comments"):
+    for col in ("Identificador", "Nome completo", "Endereço de email", "Nota", "Nota máxima",
+                "Última modificação (nota)", "Comentários de feedback"):
         assert col in rows[0], col
-    by = {int(r["Identifier"].removeprefix("Participant ")): r for r in rows}
+    by = {int(r["Identificador"].removeprefix("Participante")): r for r in rows}
     assert sorted(by) == [1001, 1002, 1003, 1004]
-    assert (float(by[1001]["Grade"]), float(by[1001]["Maximum Grade"])) == (6.0, 6.0)
-    assert COMMENT in by[1001]["Feedback comments"]
-    assert "atraso de 131 min" in by[1003]["Feedback comments"]
+    assert (float(by[1001]["Nota"]), float(by[1001]["Nota máxima"])) == (6.0, 6.0)
+    assert COMMENT in by[1001]["Comentários de feedback"]
+    assert "atraso de 2 h 11 min" in by[1003]["Comentários de feedback"]
+    assert by[1004]["Nota"] == "" and by[1004]["Status"] == "Nenhum envio"      # davi: nunca corrigido
 
 
 @needs_bwrap
