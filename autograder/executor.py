@@ -56,6 +56,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionComplete
 
 from . import integrity, wire
+from .hidden import SEED_ENV
 from .results import Status, TestPart
 from .sandbox import KERNEL_NAME
 
@@ -121,19 +122,36 @@ def _error(ename: str, evalue: str):
                                   traceback=[f"{ename}: {evalue}"])
 
 
-def _is_test(cell) -> bool:
+def _is_test(cell, instructor: dict[str, str]) -> bool:
     m = integrity.nbgrader_meta(cell)
-    return bool(m.get("grade") and not m.get("solution") and cell.cell_type == "code")
+    return bool(m.get("grade") and not m.get("solution") and _is_instructor_code(cell, instructor))
 
 
-def _is_instructor_code(cell) -> bool:
-    return cell.cell_type == "code" and integrity._is_locked(cell)
+def instructor_cells(release_nb) -> dict[str, str]:
+    """grade_id -> texto das células de código travadas da versão DISTRIBUÍDA (preparação e
+    testes): só elas rodam no kernel do corretor. Nada do notebook entregue entra nesta
+    decisão (metadados do aluno dizendo `locked` não bastam: revisão C1)."""
+    out = {}
+    for c in release_nb.cells:
+        gid = integrity.grade_id(c)
+        if gid and c.cell_type == "code" and integrity._is_locked(c):
+            out[gid] = c.source
+    return out
+
+
+def _is_instructor_code(cell, instructor: dict[str, str]) -> bool:
+    """Célula de código igual (grade_id e texto) a uma célula travada da versão distribuída."""
+    if cell.cell_type != "code":
+        return False
+    gid = integrity.grade_id(cell)
+    return gid is not None and gid in instructor and cell.source == instructor[gid]
 
 
 MAX_CELL_OUTPUT = 512 * 1024          # bytes de saída guardados por célula
 MAX_NOTEBOOK_OUTPUT = 1024 * 1024     # bytes de saída guardados no notebook inteiro
 MAX_RELAY_OUTPUT = 256 * 1024         # saída do aluno guardada durante uma chamada do corretor
 MAX_ERROR_TEXT = 8 * 1024             # texto de uma saída de erro
+MAX_SOCKET_MESSAGE = wire.MAX_BYTES + 4 * 1024 * 1024   # bytes de uma mensagem de um kernel (zmq)
 
 
 def _size(content) -> int:
@@ -208,6 +226,9 @@ class SandboxKernel:
         try:
             await self.km.start_kernel(cwd=str(self.run_dir / "trabalho"), stdout=log, stderr=log)
             self.kc = self.km.client()
+            # limite no socket: uma mensagem maior que isto derruba a conexão antes de ser lida
+            # (a memória deste processo, fora das caixas, não depende do aluno: revisão H6)
+            self.kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_SOCKET_MESSAGE)
             self.kc.start_channels()
             await self.kc.wait_for_ready(timeout=startup_timeout)
         except Exception as e:  # noqa: BLE001
@@ -337,30 +358,102 @@ def loaded_names(tree) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def student_definitions(sources: list[str]) -> dict[str, str]:
-    """nome -> texto do `def`/`class` de nível de módulo que o define, nas células do aluno.
+# atributos que trocam o código (ou o comportamento) de uma função depois do `def` (revisão H1)
+_ESCAPES = {"__code__", "__globals__", "__defaults__", "__kwdefaults__", "__call__", "__class__",
+            "__dict__", "__wrapped__", "__closure__", "__get__", "__getattribute__"}
+# chamadas que religam nomes sem dizer quais
+_REBINDERS = {"exec", "eval", "compile", "globals", "vars", "locals", "setattr", "delattr", "__import__"}
 
-    Um nome religado depois por outra coisa (atribuição, import, exec...) sai do mapa:
-    as regras de texto (sem laços, sem produto pronto) não podem ler uma definição que
-    não é a que roda."""
+
+def _escapes(tree) -> set[str] | None:
+    """Nomes cujo código pode ter sido trocado (`f.__code__ = ...`, `setattr(f, ...)`); None se
+    não dá para saber quais (alvo que não é um nome, exec, globals(), sys.modules...)."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            if isinstance(n.value, ast.Name):
+                if n.attr in _ESCAPES:
+                    out.add(n.value.id)
+            elif n.attr in _ESCAPES:
+                return None
+        elif isinstance(n, ast.Call):
+            fn = n.func.id if isinstance(n.func, ast.Name) else (
+                n.func.attr if isinstance(n.func, ast.Attribute) else None)
+            if fn in _REBINDERS:
+                if fn in ("setattr", "delattr") and n.args and isinstance(n.args[0], ast.Name):
+                    out.add(n.args[0].id)
+                else:
+                    return None
+        elif isinstance(n, ast.Attribute) and n.attr == "modules" and isinstance(n.value, ast.Name) \
+                and n.value.id == "sys":
+            return None
+    return out
+
+
+def _as_assignment(node) -> str | None:
+    """Um import como a atribuição equivalente (`from numpy import matmul as mm` -> `mm = numpy.matmul`),
+    para que a regra de texto veja o nome importado."""
+    if isinstance(node, ast.ImportFrom):
+        mod = "." * node.level + (node.module or "")
+        return "\n".join(f"{a.asname or a.name} = {mod or '_'}.{a.name}" for a in node.names if a.name != "*")
+    if isinstance(node, ast.Import):
+        return "\n".join(f"{a.asname or a.name.split('.')[0]} = {a.name}" for a in node.names)
+    return None
+
+
+def student_definitions(sources: list[str]) -> dict[str, str]:
+    """nome -> texto do `def`/`class` de nível de módulo que o define, nas células do aluno,
+    seguido do texto de todo comando de nível de módulo do aluno que liga um nome que ele lê
+    (apelidos como `_h = np.matmul`, imports, outras funções; fechado por transitividade).
+
+    Um nome religado depois por outra coisa (atribuição, import...) ou cujo código pode ter
+    sido trocado (`f.__code__ = ...`, `setattr`) sai do mapa; exec/eval/globals()/sys.modules
+    em qualquer célula esvaziam o mapa: as regras de texto não podem ler uma definição que
+    não é a que roda (e, sem definição, a regra falha em vez de aprovar)."""
     defs: dict[str, str] = {}
+    top: list[tuple[set[str], str, set[str]]] = []      # (nomes ligados, texto, nomes lidos)
+    gone: set[str] = set()
+    unknown = False
     for src in sources:
         text = integrity._to_python(src)
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             continue
+        esc = _escapes(tree)
+        if esc is None:
+            unknown = True
+        else:
+            gone |= esc
         for node in tree.body:
+            seg = _as_assignment(node) or ast.get_source_segment(text, node) or ""
+            bound = bound_names(node) if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                ast.ClassDef)) else {node.name}
+            top.append((bound, seg, loaded_names(node)))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
                     and not node.decorator_list:
-                defs[node.name] = ast.get_source_segment(text, node) or ""
+                defs[node.name] = seg
+                if esc is not None and node.name not in esc:
+                    gone.discard(node.name)     # redefinida depois da troca, numa célula sem troca
             else:
-                for name in bound_names(node):
+                for name in bound:
                     defs.pop(name, None)
-        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("exec", "eval")
-               for n in ast.walk(tree)):
-            defs.clear()      # exec/eval pode redefinir qualquer coisa: nenhuma fonte é confiável
-    return defs
+    if unknown:
+        return {}
+    out = {}
+    for name, seg in defs.items():
+        if name in gone:
+            continue
+        want, seen, extra = set(loaded_names(ast.parse(seg))) - {name}, {name}, []
+        while want - seen:
+            n = (want - seen).pop()
+            seen.add(n)
+            for bound, text, reads in top:
+                if n in bound and text != seg and text not in extra:
+                    extra.append(text)
+                    want |= reads
+        out[name] = "\n".join([seg, *extra])
+    return out
 
 
 def syntax_error(src: str) -> str | None:
@@ -386,8 +479,11 @@ class _Exec:
 
 class _Run:
     def __init__(self, nb, student: SandboxKernel, harness: SandboxKernel, settings: ExecSettings,
-                 keep_harness: bool = False):
+                 keep_harness: bool = False, instructor: dict[str, str] | None = None):
         self.nb = nb
+        self.instructor = instructor if instructor is not None else {}
+        self.locked_reads: set[str] = set()   # nomes do aluno que as células travadas leem
+        self.hidden_seed: int | None = None
         self.keep_harness = keep_harness
         self.student = student
         self.harness = harness
@@ -657,7 +753,7 @@ class _Run:
 
     async def _test_cell(self, i: int, cell, locked_bound: set[str]) -> None:
         started = time.monotonic()
-        wanted = self._wanted(integrity._parse(cell.source), locked_bound)
+        wanted = sorted(set(self._wanted(integrity._parse(cell.source), locked_bound)) | self.locked_reads)
         chunks = split_hidden(cell.source)
         if len(chunks) > 1 and not all(_compiles(t) for _, t in chunks):
             chunks = [(None, cell.source)]          # parte não compila sozinha: roda inteira
@@ -726,12 +822,22 @@ class _Run:
     async def _execute_cells(self):
         cells = self.nb.cells
         locked_bound: set[str] = set()
+        instr = lambda c: _is_instructor_code(c, self.instructor)  # noqa: E731
         for cell in cells:
-            if _is_instructor_code(cell):
+            if instr(cell):
                 tree = integrity._parse(cell.source)
                 if tree is not None:
                     locked_bound |= bound_names(tree)
-        defs = student_definitions([c.source for c in cells if c.cell_type == "code" and not _is_instructor_code(c)])
+        # uma função travada (p.ex. o lançador de um kernel Triton) pode ler um nome que só o
+        # aluno define, e que o teste não cita: ele também atravessa em cada célula de teste
+        for cell in cells:
+            if instr(cell) and not _is_test(cell, self.instructor):
+                self.locked_reads |= set(self._wanted(integrity._parse(cell.source), locked_bound))
+        defs = student_definitions([c.source for c in cells if c.cell_type == "code" and not instr(c)])
+        if self.hidden_seed is not None:
+            # o reset do kernel reaproveitado devolve o ambiente da partida: a semente é deste notebook
+            await self._exec(self.harness, f"__import__('os').environ[{SEED_ENV!r}] = {str(int(self.hidden_seed))!r}",
+                             10.0, silent=True)
         await self._exec(self.harness, f"{HARNESS_MODULE}.sources = {defs!r}", 10.0, silent=True)
         for i, cell in enumerate(cells):
             if cell.cell_type != "code":
@@ -739,7 +845,7 @@ class _Run:
             self.cell_index = i
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("autograder", None)
-            test = _is_test(cell)
+            test = _is_test(cell, self.instructor)
             stopped = self.student_dead or self.harness_dead
             if not stopped and time.monotonic() >= self.deadline:
                 self._status(Status.TIMEOUT, f"limite de {self.s.notebook_timeout:g} s por notebook "
@@ -749,7 +855,7 @@ class _Run:
                 self.student_dead = self.harness_dead = True
                 cell.outputs = [_error("CellNotExecuted", "Esta célula não foi executada: acabou o tempo do notebook.")]
                 continue
-            if stopped and (test or not _is_instructor_code(cell) or self.student_dead):
+            if stopped and (test or not instr(cell) or self.student_dead):
                 if cell.source.strip():
                     cell.outputs = [_error("CellNotExecuted",
                                            "Esta célula não foi executada: o kernel parou antes dela.")]
@@ -761,7 +867,7 @@ class _Run:
                 continue
             if test:
                 await self._test_cell(i, cell, locked_bound)
-            elif _is_instructor_code(cell):
+            elif instr(cell):
                 await self._setup(i, cell, locked_bound)
             else:
                 await self._student_cell(i, cell)
@@ -773,9 +879,16 @@ def _timeout_error(s: ExecSettings):
 
 
 async def execute_notebook(nb, student: SandboxKernel, harness: SandboxKernel,
-                           settings: ExecSettings, keep_harness: bool = False) -> ExecOutcome:
+                           settings: ExecSettings, keep_harness: bool = False,
+                           release=None, hidden_seed: int | None = None) -> ExecOutcome:
     """Executa `nb` (alterando suas saídas) nos dois kernels já iniciados, encerrados no fim.
 
     keep_harness=True: o kernel do corretor fica vivo se nada aconteceu com ele
-    (`outcome.harness_trouble` vazio), para quem chama decidir se o reaproveita."""
-    return await _Run(nb, student, harness, settings, keep_harness).execute()
+    (`outcome.harness_trouble` vazio), para quem chama decidir se o reaproveita.
+    `release`: a versão distribuída (decide o que roda no kernel do corretor; sem ela, o
+    próprio `nb`, só para testes do executor). `hidden_seed`: vai para o ambiente do kernel
+    do corretor antes da primeira célula (hidden.SEED_ENV), nunca para o do aluno."""
+    instructor = instructor_cells(release if release is not None else nb)
+    run = _Run(nb, student, harness, settings, keep_harness, instructor)
+    run.hidden_seed = hidden_seed
+    return await run.execute()
