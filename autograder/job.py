@@ -32,8 +32,9 @@ import nbformat
 
 from . import integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
-from .executor import (ExecOutcome, ExecSettings, KernelStartError, SandboxKernel, execute_notebook,
-                       harness_baseline_code, harness_code, reset_harness, student_stub_code)
+from .executor import ExecOutcome, ExecSettings, execute_notebook
+from .kernel import (KernelStartError, SandboxKernel, harness_baseline_code, harness_code, reset_harness,
+                     student_stub_code)
 from .results import NotebookResult, QuestionResult, Status, worst
 
 

@@ -24,7 +24,8 @@ import nbformat
 import pytest
 
 from autograder import cgroup, sandbox
-from autograder.executor import ExecSettings, SandboxKernel, execute_notebook, harness_code, student_stub_code
+from autograder.executor import ExecSettings, execute_notebook
+from autograder.kernel import SandboxKernel, harness_code, student_stub_code
 from autograder.submissions import MAX_FILE, collect
 
 HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()

@@ -287,7 +287,7 @@ def test_answer_cell_claiming_locked_never_runs_in_the_harness(curso, fresh):
 
 async def _harness_after(curso, code: str) -> str | None:
     """Sobe um kernel do corretor, roda `code` nele e devolve o motivo de não reaproveitá-lo."""
-    from autograder.executor import SandboxKernel, harness_baseline_code, harness_code, reset_harness
+    from autograder.kernel import SandboxKernel, harness_baseline_code, harness_code, reset_harness
     ws = curso["ws"]
     run_dir = job.prepare_run_dir(ws, A, {})
     kernel = SandboxKernel(run_dir, [str(ws.kernels_dir)])
