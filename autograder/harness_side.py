@@ -434,8 +434,7 @@ def _interpreter():
         ip = get_ipython()
     except Exception:  # noqa: BLE001
         pass
-    hooks = {"sys": [id(getattr(_sys, n, None)) for n in ("excepthook", "displayhook", "breakpointhook",
-                                                          "unraisablehook")]
+    hooks = {"sys": [id(getattr(_sys, n, None)) for n in ("displayhook", "breakpointhook", "unraisablehook")]
              + [id(_sys.gettrace()), id(_sys.getprofile())]}
     if ip is not None:
         hooks["ipython"] = [
@@ -443,7 +442,8 @@ def _interpreter():
             [id(f) for f in ip.ast_transformers], id(ip.custom_exceptions), id(getattr(ip, "CustomTB", None)),
             sorted(k for k in vars(ip) if k in ("showtraceback", "showsyntaxerror", "run_cell", "run_code",
                                                 "run_ast_nodes", "transform_cell", "_showtraceback")),
-            id(type(ip)), {k: [id(f) for f in v] for k, v in ip.events.callbacks.items()},
+            id(type(ip)), {k: [id(f) for f in v if not str(getattr(f, "__module__", "")).startswith(_OWN_CALLBACKS)]
+                           for k, v in ip.events.callbacks.items()},
             [id(f) for f in getattr(ip.input_transformer_manager, "cleanup_transforms", [])],
             [id(f) for f in getattr(ip.input_transformer_manager, "line_transforms", [])],
             [id(f) for f in getattr(ip.input_transformer_manager, "token_transformers", [])]]
@@ -451,14 +451,20 @@ def _interpreter():
 
 
 # atributos que o próprio interpretador religa a cada erro mostrado
-_VOLATILE = {"sys": ("last_type", "last_value", "last_traceback", "last_exc")}
+# (e o ipykernel, a cada execução: excepthook, input e getpass; o pyplot, ao escolher o backend
+# na primeira figura)
+_VOLATILE = {"sys": ("last_type", "last_value", "last_traceback", "last_exc", "excepthook"),
+             "builtins": ("input",), "getpass": ("getpass",),
+             "matplotlib.pyplot": ("_REPL_DISPLAYHOOK", "_backend_mod", "draw_if_interactive")}
+# callbacks de eventos que o pyplot e o backend inline registram sozinhos na primeira figura
+_OWN_CALLBACKS = ("matplotlib.pyplot", "matplotlib_inline.")
 
 
 def _module_attributes():
     """Módulo -> {atributo: id do valor} de cada módulo importado (builtins inclusive)."""
     out = {}
     for name, mod in list(_sys.modules.items()):
-        if name == "__main__" or name.startswith("_autograder"):
+        if name in ("__main__", "__mp_main__") or name.startswith("_autograder"):
             continue        # o espaço de nomes do notebook (zerado pelo reset) e o próprio corretor
         skip = _VOLATILE.get(name, ())
         try:
