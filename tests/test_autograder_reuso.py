@@ -179,7 +179,12 @@ def _outputs(cell) -> list:
         o.pop("execution_count", None)
         if o.get("output_type") == "error":     # o traceback traz o arquivo temporário do kernel
             o.pop("traceback", None)
-        out.append(json.loads(re.sub(r"/[^\s:\"]*/trabalho/", "TRABALHO/", json.dumps(o))))
+        o = json.loads(re.sub(r"/[^\s:\"]*/trabalho/", "TRABALHO/", json.dumps(o)))
+        if out and o.get("output_type") == "stream" and out[-1].get("output_type") == "stream" \
+                and out[-1].get("name") == o.get("name"):
+            out[-1]["text"] += o["text"]        # o mesmo texto, em uma ou duas mensagens (máquina ocupada)
+        else:
+            out.append(o)
     return out
 
 
