@@ -468,7 +468,10 @@ def _module_attributes():
             continue        # o espaço de nomes do notebook (zerado pelo reset) e o próprio corretor
         skip = _VOLATILE.get(name, ())
         try:
-            out[name] = {k: id(v) for k, v in list(vars(mod).items()) if k not in skip}
+            # só os atributos públicos (os de builtins, todos): caches privados que a biblioteca
+            # preenche sozinha (p.ex. `torch._opaque_base._FakeScriptObject_cls`) não contam
+            out[name] = {k: id(v) for k, v in list(vars(mod).items())
+                         if k not in skip and (name == "builtins" or not k.startswith("_"))}
         except TypeError:
             continue
     return out
