@@ -268,7 +268,7 @@ LOCKED_ANSWER = ("_ip = get_ipython()\n"
                  "if '_autograder_harness' in __import__('sys').modules:\n"
                  "    _ip.input_transformers_cleanup.append(_rt)\n"
                  "def dobro(x):\n"
-                 "    return x\n")
+                 "    return x + 1\n")
 
 
 def _with_locked_answer(info) -> str:
@@ -286,6 +286,7 @@ def test_answer_cell_claiming_locked_never_runs_in_the_harness(curso, fresh):
     rows, _ = grade(curso, [("h-trava", A, raw), ("d2", A, {}), ("c7", A, CORRECT)])
     by = {r["student"]: r for r in rows}
     assert by["h-trava"]["status"] == "tampered" and by["h-trava"]["scores"]["test_dobro"] == 0.0, by["h-trava"]
+    assert any("metadados" in d for d in by["h-trava"]["details"]), by["h-trava"]["details"]
     assert by["d2"]["scores"]["test_dobro"] == 0.0, by["d2"]
     _same(by["c7"], fresh["rows"]["ana"])
 
