@@ -45,6 +45,16 @@ class CgroupError(RuntimeError):
 class CgroupLimits:
     memory_bytes: int
     pids: int
+    # núcleos de CPU da caixa (cota do CFS); None: sem cota. Toda caixa tem o mesmo peso, então
+    # numa máquina cheia cada uma recebe a sua parte, tenha quantos processos tiver (revisão C6)
+    cpus: float | None = None
+
+
+CPU_PERIOD_US = 100_000
+
+
+def _quota(cpus: float) -> int:
+    return max(1000, int(cpus * CPU_PERIOD_US))
 
 
 def _write(path: Path, value: str) -> None:
@@ -117,10 +127,24 @@ class CgroupV2:
     def create(self, name: str, limits: CgroupLimits) -> None:
         d = self.path(name)
         d.mkdir(exist_ok=True)
-        for fname, value in (("memory.max", limits.memory_bytes), ("memory.swap.max", 0),
-                             ("pids.max", limits.pids)):
+        values = [("memory.max", limits.memory_bytes), ("memory.swap.max", 0), ("pids.max", limits.pids),
+                  ("cpu.weight", 100)]
+        if limits.cpus:
+            values.append(("cpu.max", f"{_quota(limits.cpus)} {CPU_PERIOD_US}"))
+        for fname, value in values:
             if (d / fname).exists():           # sem o controlador (hierarquia de teste), sem o arquivo
                 _write(d / fname, str(value))
+
+    def cpu_usage(self, name: str) -> float | None:
+        """Segundos de CPU usados pela caixa (todos os processos), ou None sem o controlador."""
+        try:
+            for line in _read(self.path(name) / "cpu.stat").splitlines():
+                k, _, v = line.partition(" ")
+                if k == "usage_usec":
+                    return int(v) / 1e6
+        except (OSError, ValueError):
+            return None
+        return None
 
     def add(self, name: str, pid: int) -> None:
         _write(self.path(name) / "cgroup.procs", str(pid))
@@ -199,6 +223,21 @@ class CgroupV1:
         if (mem / "memory.memsw.limit_in_bytes").exists():   # memória + swap: nada vai para o swap
             _write(mem / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
         _write(self.path(name, "pids") / "pids.max", str(limits.pids))
+        if "cpu" in self.bases:
+            cpu = self.path(name, "cpu")
+            _write(cpu / "cpu.shares", "1024")
+            _write(cpu / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+            _write(cpu / "cpu.cfs_quota_us", str(_quota(limits.cpus) if limits.cpus else -1))
+
+    def cpu_usage(self, name: str) -> float | None:
+        """Segundos de CPU usados pela caixa (cpuacct), ou None sem o controlador."""
+        for c in ("cpuacct", "cpu"):
+            if c in self.bases:
+                try:
+                    return int(_read(self.path(name, c) / "cpuacct.usage")) / 1e9
+                except (OSError, ValueError):
+                    continue
+        return None
 
     def add(self, name: str, pid: int) -> None:
         # pids primeiro: a partir dele, um fork a mais já é contado
@@ -312,7 +351,7 @@ def detect(mounts_file: str = MOUNTS, own_file: str = OWN) -> tuple[Backend | No
     v1 = {}
     for mnt, kind, opts in mounts:
         if kind == "cgroup":
-            for c in ("memory", "pids", "freezer"):
+            for c in ("memory", "pids", "freezer", "cpu", "cpuacct"):
                 if c in opts and c not in v1:
                     v1[c] = _inside(mnt, own.get(c, "/"))
     if "memory" in v1 and "pids" in v1:
@@ -336,7 +375,7 @@ def detect(mounts_file: str = MOUNTS, own_file: str = OWN) -> tuple[Backend | No
 
 
 def _enable_v2(root: Path, base: Path) -> None:
-    want = {"memory", "pids"}
+    want = {"memory", "pids"} | ({"cpu"} & set(_read(root / "cgroup.controllers").split()))
     enabled = set(_read(root / "cgroup.subtree_control").split())
     if not want <= enabled:
         _write(root / "cgroup.subtree_control", " ".join(f"+{c}" for c in sorted(want - enabled)))

@@ -33,38 +33,41 @@ O que este módulo controla:
 Situação devolvida: ok, timeout (tempo-limite) ou crashed (kernel morreu,
 memória esgotada, kernel do corretor falhou); `flags` (revisão) vêm dos
 relatórios de observadores malformados ou incoerentes.
+
+Este módulo é o laço das células (`_Run`). Os vizinhos: kernel.py (o kernel da
+sandbox e o código injetado), relay.py (o repasse entre os kernels), cellcode.py
+(o que roda onde, partes ocultas, nomes e definições lidos da árvore sintática) e
+outputs.py (saídas com limites).
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import builtins
-import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from queue import Empty
 
 import nbformat
 import zmq
 import zmq.asyncio
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import AsyncKernelManager
-from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionComplete
 
-from . import integrity, wire
+from . import integrity
+from .cellcode import (bound_names, compiles, instructor_cells, is_instructor_code, is_test,  # noqa: F401
+                       loaded_names, split_hidden, student_definitions, syntax_error)
+from .hidden import SEED_ENV
+from .kernel import HARNESS_MODULE, STUDENT_MODULE, SandboxKernel
+from .outputs import (MAX_CELL_OUTPUT, MAX_NOTEBOOK_OUTPUT, MAX_RELAY_OUTPUT,  # noqa: F401
+                      LimitedClient, error_output)
+from .relay import Relay
 from .results import Status, TestPart
-from .sandbox import KERNEL_NAME
 
-BEGIN_HIDDEN = "BEGIN HIDDEN TESTS"
-END_HIDDEN = "END HIDDEN TESTS"
-HERE = Path(__file__).resolve().parent
-STUDENT_MODULE = "_autograder_student"
-HARNESS_MODULE = "_autograder_harness"
-BASE_MODULE = "_autograder_base"      # estado da partida do kernel do corretor (sobrevive ao reset)
+_LimitedClient = LimitedClient        # nome antigo (tests/test_autograder.py)
+
+# (bound_names, loaded_names, split_hidden, student_definitions, syntax_error e os limites de
+# saída continuam importáveis daqui: tests/test_autograder.py os usa)
 
 
 @dataclass
@@ -89,291 +92,6 @@ class ExecOutcome:
     harness_trouble: list[str] = field(default_factory=list)
 
 
-class KernelStartError(RuntimeError):
-    """O kernel nem começou: problema do corretor (sandbox), não do aluno."""
-
-
-def split_hidden(source: str) -> list[tuple[bool, str]]:
-    """Divide o código em partes (oculta?, texto), pelos marcadores do nbgrader."""
-    parts: list[tuple[bool, list[str]]] = [(False, [])]
-    for line in source.splitlines(keepends=True):
-        if BEGIN_HIDDEN in line and not parts[-1][0]:
-            parts.append((True, [line]))
-        elif END_HIDDEN in line and parts[-1][0]:
-            parts[-1][1].append(line)
-            parts.append((False, []))
-        else:
-            parts[-1][1].append(line)
-    out = [(h, "".join(lines)) for h, lines in parts]
-    return [(h, t) for h, t in out if t.strip()]
-
-
-def _compiles(src: str) -> bool:
-    try:
-        ast.parse(integrity._to_python(src))
-        return True
-    except (SyntaxError, ValueError):
-        return False
-
-
-def _error(ename: str, evalue: str):
-    return nbformat.v4.new_output("error", ename=ename, evalue=evalue,
-                                  traceback=[f"{ename}: {evalue}"])
-
-
-def _is_test(cell) -> bool:
-    m = integrity.nbgrader_meta(cell)
-    return bool(m.get("grade") and not m.get("solution") and cell.cell_type == "code")
-
-
-def _is_instructor_code(cell) -> bool:
-    return cell.cell_type == "code" and integrity._is_locked(cell)
-
-
-MAX_CELL_OUTPUT = 512 * 1024          # bytes de saída guardados por célula
-MAX_NOTEBOOK_OUTPUT = 1024 * 1024     # bytes de saída guardados no notebook inteiro
-MAX_RELAY_OUTPUT = 256 * 1024         # saída do aluno guardada durante uma chamada do corretor
-MAX_ERROR_TEXT = 8 * 1024             # texto de uma saída de erro
-
-
-def _size(content) -> int:
-    return len(content.get("text", "") or "") + sum(
-        len(v) if isinstance(v, str) else len(json.dumps(v)) for v in (content.get("data") or {}).values())
-
-
-class _LimitedClient(NotebookClient):
-    """NotebookClient que guarda no máximo `cell_cap` bytes de saída por célula e
-    `total_cap` no notebook: um `while True: print(...)` não enche a memória do
-    corretor nem o notebook corrigido."""
-
-    def setup_limits(self, cell_cap: int, total_cap: int):
-        self._ag_cell_cap, self._ag_total_cap = cell_cap, total_cap
-        self._ag_used: dict[int, int] = {}
-        self._ag_cut: set[int] = set()
-        self._ag_total = 0
-        self.clear_before_next_output = False
-        return self
-
-    def output(self, outs, msg, display_id, cell_index):
-        content = msg.get("content", {})
-        if msg.get("msg_type") == "error":
-            content["evalue"] = str(content.get("evalue", ""))[:MAX_ERROR_TEXT]
-            tb, kept = [], 0
-            for line in content.get("traceback") or []:
-                kept += len(line)
-                if kept > MAX_ERROR_TEXT:
-                    break
-                tb.append(line)
-            content["traceback"] = tb
-            return super().output(outs, msg, display_id, cell_index)
-        size = _size(content)
-        used = self._ag_used.get(id(outs), 0)
-        if used + size > self._ag_cell_cap or self._ag_total + size > self._ag_total_cap:
-            if id(outs) not in self._ag_cut:
-                self._ag_cut.add(id(outs))
-                where = "da célula" if used + size > self._ag_cell_cap else "do notebook"
-                cap = self._ag_cell_cap if where == "da célula" else self._ag_total_cap
-                outs.append(nbformat.v4.new_output(
-                    "stream", name="stdout",
-                    text=f"\n[saída cortada pelo corretor: passou do limite {where} ({cap // 1024} KiB)]\n"))
-            return None
-        self._ag_used[id(outs)] = used + size
-        self._ag_total += size
-        return super().output(outs, msg, display_id, cell_index)
-
-class SandboxKernel:
-    """Um kernel iniciado na sandbox, com a sua pasta (trabalho/, home/, sockets).
-
-    Pode ser iniciado antes da hora (enquanto o notebook anterior roda) e já
-    com os módulos das células travadas importados (`warm`): importar o torch
-    leva segundos e não depende do aluno. A importação roda num dicionário
-    descartável, então nenhum nome aparece no notebook; só `sys.modules` muda."""
-
-    def __init__(self, run_dir: Path, kernel_dirs: list[str]):
-        self.run_dir = run_dir
-        self.km = AsyncKernelManager(
-            kernel_name=KERNEL_NAME,
-            kernel_spec_manager=KernelSpecManager(kernel_dirs=kernel_dirs),
-            transport="ipc", ip=str(run_dir / "k"))
-        self.km.connection_file = str(run_dir / "conexao.json")
-        self.kc = None
-        self.uses = 0                          # notebooks servidos (kernel do corretor reaproveitado)
-        from .sandbox import Box
-        self.box = Box.for_run_dir(run_dir)    # [caixa] GANCHO (issue 13): o cgroup deste kernel
-
-    async def start(self, startup_timeout: float = 60.0, warm: list[str] | None = None,
-                    inject: str | None = None):
-        """Inicia o kernel; `warm`: módulos a importar antes; `inject`: código do corretor a rodar."""
-        log = open(self.run_dir / "kernel.log", "wb")
-        try:
-            await self.km.start_kernel(cwd=str(self.run_dir / "trabalho"), stdout=log, stderr=log)
-            self.kc = self.km.client()
-            self.kc.start_channels()
-            await self.kc.wait_for_ready(timeout=startup_timeout)
-        except Exception as e:  # noqa: BLE001
-            await self.shutdown()
-            tail = (self.run_dir / "kernel.log").read_text(errors="replace")[-800:]
-            raise KernelStartError(f"o kernel da sandbox não iniciou: {e}\n{tail}") from e
-        finally:
-            log.close()
-        self.kc.allow_stdin = False
-        if warm:
-            code = "".join(f"try:\n    exec({f'import {m}'!r}, {{}})\nexcept Exception:\n    pass\n"
-                           for m in warm)
-            await self.run_silent(code, startup_timeout)
-        if inject:
-            reply = await self.run_silent(inject, startup_timeout)
-            if reply is None or reply.get("status") != "ok":
-                await self.shutdown()
-                why = "sem resposta" if reply is None else f"{reply.get('ename')}: {reply.get('evalue')}"
-                raise KernelStartError(f"o código do corretor não rodou no kernel ({why})")
-        return self
-
-    async def run_silent(self, code: str, timeout: float) -> dict | None:
-        """Executa sem histórico nem saída guardada; devolve o conteúdo do execute_reply (ou None)."""
-        msg_id = self.kc.execute(code, silent=True, store_history=False)
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                msg = await self.kc.shell_channel.get_msg(timeout=end - time.monotonic())
-            except Empty:
-                return None
-            if msg["parent_header"].get("msg_id") == msg_id:
-                return msg["content"]
-        return None
-
-    async def is_alive(self) -> bool:
-        return await self.km.is_alive()
-
-    async def interrupt(self) -> None:
-        await self.km.interrupt_kernel()
-
-    async def kill(self) -> None:
-        try:
-            await self.km.shutdown_kernel(now=True)
-        except Exception:  # noqa: BLE001
-            pass
-
-    async def shutdown(self):
-        try:
-            if self.kc is not None:
-                self.kc.stop_channels()
-            if self.km.has_kernel:
-                await self.km.shutdown_kernel(now=True)
-        except Exception:  # noqa: BLE001 - o kernel pode já ter morrido
-            pass
-        try:
-            await self.km.cleanup_resources()
-        except Exception:  # noqa: BLE001
-            pass
-        # [caixa] GANCHO (issue 13): mata tudo o que o notebook iniciou e remove o cgroup dele
-        # (o lançador de sandbox.py o criou com o nome da pasta do kernel).
-        from .sandbox import Box
-        Box.for_run_dir(self.run_dir).close()
-
-
-
-
-# ----------------------------------------------------------------------------- código injetado
-
-def _module_code(name: str, side: str) -> str:
-    """Código que cria o módulo `name` no kernel com wire.py + o lado do protocolo."""
-    wire_src = (HERE / "wire.py").read_text(encoding="utf-8")
-    side_src = (HERE / side).read_text(encoding="utf-8")
-    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({name!r})\n"
-            f"exec(compile({wire_src!r}, {name + '.wire'!r}, 'exec'), _m.__dict__)\n"
-            f"exec(compile({side_src!r}, {name!r}, 'exec'), _m.__dict__)\n"
-            f"_s.modules[{name!r}] = _m\n{name} = _m\ndel _s, _t, _m\n")
-
-
-def student_stub_code() -> str:
-    return _module_code(STUDENT_MODULE, "student_stub.py")
-
-
-def harness_code() -> str:
-    return _module_code(HARNESS_MODULE, "harness_side.py")
-
-
-def harness_baseline_code() -> str:
-    """Guarda, num módulo à parte, o estado global do kernel do corretor logo depois da partida."""
-    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({BASE_MODULE!r})\n"
-            f"_m.state = {HARNESS_MODULE}.snapshot()\n_s.modules[{BASE_MODULE!r}] = _m\ndel _s, _t, _m\n")
-
-
-async def reset_harness(kernel: SandboxKernel, timeout: float, max_rss_fraction: float) -> str | None:
-    """Prepara o kernel do corretor para o próximo notebook; None se deu certo, senão o motivo.
-
-    No kernel: `reset_for_next` (harness_side.py) confere as regras que só ele vê e zera o
-    IPython e o estado global; depois um `_autograder_harness` novo é injetado."""
-    if not await kernel.is_alive():
-        return "o kernel do corretor não está vivo"
-    code = (f"__import__('sys').modules[{HARNESS_MODULE!r}].reset_for_next("
-            f"__import__('sys').modules[{BASE_MODULE!r}].state, {max_rss_fraction!r})")
-    for step in (code, harness_code()):
-        reply = await kernel.run_silent(step, timeout)
-        if reply is None:
-            return "o kernel do corretor não respondeu"
-        if reply.get("status") != "ok":
-            return str(reply.get("evalue") or reply.get("ename") or "erro")[:500]
-    return None
-
-
-# ----------------------------------------------------------------------------- nomes e fontes (AST)
-
-def bound_names(tree) -> set[str]:
-    """Nomes que um trecho liga no escopo global (def, class, import, atribuições, for, with)."""
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            out |= {a.asname or a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            out.add(node.id)
-    return out
-
-
-def loaded_names(tree) -> set[str]:
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def student_definitions(sources: list[str]) -> dict[str, str]:
-    """nome -> texto do `def`/`class` de nível de módulo que o define, nas células do aluno.
-
-    Um nome religado depois por outra coisa (atribuição, import, exec...) sai do mapa:
-    as regras de texto (sem laços, sem produto pronto) não podem ler uma definição que
-    não é a que roda."""
-    defs: dict[str, str] = {}
-    for src in sources:
-        text = integrity._to_python(src)
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                    and not node.decorator_list:
-                defs[node.name] = ast.get_source_segment(text, node) or ""
-            else:
-                for name in bound_names(node):
-                    defs.pop(name, None)
-        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("exec", "eval")
-               for n in ast.walk(tree)):
-            defs.clear()      # exec/eval pode redefinir qualquer coisa: nenhuma fonte é confiável
-    return defs
-
-
-def syntax_error(src: str) -> str | None:
-    """Mensagem em português se a célula não compila; None se compila."""
-    try:
-        ast.parse(integrity._to_python(src))
-    except SyntaxError as e:
-        return f"(linha {e.lineno}): {e.msg}"
-    except ValueError as e:
-        return str(e)[:200]
-    return None
-
-
 # ----------------------------------------------------------------------------- execução
 
 @dataclass
@@ -384,10 +102,13 @@ class _Exec:
     reply: dict | None = None
 
 
-class _Run:
+class _Run(Relay):
     def __init__(self, nb, student: SandboxKernel, harness: SandboxKernel, settings: ExecSettings,
-                 keep_harness: bool = False):
+                 keep_harness: bool = False, instructor: dict[str, str] | None = None):
         self.nb = nb
+        self.instructor = instructor if instructor is not None else {}
+        self.locked_reads: set[str] = set()   # nomes do aluno que as células travadas leem
+        self.hidden_seed: int | None = None
         self.keep_harness = keep_harness
         self.student = student
         self.harness = harness
@@ -396,9 +117,9 @@ class _Run:
         # o nbclient só processa as mensagens (saídas): cada célula roda num rascunho
         scratch = nbformat.v4.new_notebook()
         scratch.cells = [None] * len(nb.cells)
-        self.client = _LimitedClient(scratch, allow_errors=True, record_timing=False)
+        self.client = LimitedClient(scratch, allow_errors=True, record_timing=False)
         self.client.setup_limits(MAX_CELL_OUTPUT, MAX_NOTEBOOK_OUTPUT)
-        self.relay_client = _LimitedClient(nbformat.v4.new_notebook(), allow_errors=True, record_timing=False)
+        self.relay_client = LimitedClient(nbformat.v4.new_notebook(), allow_errors=True, record_timing=False)
         self.relay_client.setup_limits(MAX_RELAY_OUTPUT, 1 << 62)
         self.deadline = 0.0
         self.student_dead = False
@@ -485,7 +206,7 @@ class _Run:
         ok = reply.get("status") == "ok" and not any(o.output_type == "error" for o in cell.outputs)
         if not ok and not any(o.output_type == "error" for o in cell.outputs):
             # erro sem saída de erro (saída silenciada): ainda é erro, e o nbgrader precisa vê-lo
-            cell.outputs.append(_error(str(reply.get("ename") or "Erro"),
+            cell.outputs.append(error_output(str(reply.get("ename") or "Erro"),
                                        "a célula terminou com erro (sem mensagem de erro)."))
         return _Exec(cell.outputs, "ok" if ok else "error", count, reply)
 
@@ -507,76 +228,6 @@ class _Run:
 
     def _limit(self, started: float) -> float:
         return min(self.s.cell_timeout - (time.monotonic() - started), self.deadline - time.monotonic())
-
-    # -- o repasse (kernel do corretor -> kernel do aluno) ----------------------
-    async def _relay(self, prompt: str, limit: float) -> str:
-        if not prompt.startswith("\x00autograder:"):
-            return json.dumps({"falha": "entrada pelo teclado não é permitida na correção"})
-        text = prompt[len("\x00autograder:"):]
-        try:
-            req = json.loads(text)
-        except ValueError:
-            return json.dumps({"falha": "pedido inválido do corretor"})
-        if req.get("op") == "bandeira":
-            reason = str(req.get("motivo", ""))[:500]
-            self.outcome.flags.append(f"{reason} (célula {self.cell_index + 1})")
-            return json.dumps({"r": "{}"})
-        if self.student_dead:
-            return json.dumps({"falha": "o kernel do seu notebook parou antes deste teste"})
-        self.relay_client._ag_used.clear()
-        self.relay_client._ag_cut.clear()
-        ex = await self._exec(self.student, f"{STUDENT_MODULE}.serve({text!r})", limit, client=self.relay_client,
-                              silent=True, user_expressions={"r": f"{STUDENT_MODULE}.reply"},
-                              on_input=self._callback)
-        out = "".join(o.get("text", "") for o in ex.outputs if o.output_type == "stream")
-        where = f"célula {self.cell_index + 1}"
-        if ex.state == "timeout":
-            self.relay_timeout = True
-            if not await self._stop_runaway(self.student, where):
-                self.student_dead = True
-                self.relay_killed = True
-            return json.dumps({"falha": f"a sua função passou do limite de tempo ({self.s.cell_timeout:g} s por "
-                                        f"célula, {self.s.notebook_timeout:g} s por notebook)", "saida": out})
-        if ex.state == "dead":
-            self.student_dead = True
-            self._status(Status.CRASHED, f"o kernel morreu na {where}")
-            return json.dumps({"falha": "o kernel do seu notebook morreu durante a chamada (os._exit, falha "
-                                        "de memória ou de segmentação)", "saida": out})
-        ue = ((ex.reply or {}).get("user_expressions") or {}).get("r") or {}
-        data = (ue.get("data") or {}).get("application/json") if ue.get("status") == "ok" else None
-        if not isinstance(data, dict) or not isinstance(data.get("r"), str):
-            return json.dumps({"falha": "o kernel do seu notebook não respondeu ao corretor (o ambiente "
-                                        "do corretor foi alterado?)", "saida": out})
-        if data.get("erro") == "MemoryError":
-            self._status(Status.CRASHED, f"memória esgotada na {where}")
-        if len(data["r"]) > wire.MAX_BYTES:
-            return json.dumps({"falha": f"resposta maior que {wire.MAX_BYTES // 2**20} MiB", "saida": out})
-        return json.dumps({"r": data["r"], "saida": out})
-
-    async def _callback(self, prompt: str, limit: float) -> str:
-        """O aluno usa um objeto do corretor: o pedido vai ao kernel do corretor como resposta
-        ao `input()` em que ele espera, e o próximo `input()` dele traz o resultado."""
-        if not prompt.startswith("\x00autograder:") or len(prompt) > wire.MAX_BYTES:
-            return json.dumps({"falha": "pedido inválido"})
-        kc = self.harness.kc
-        kc.input(json.dumps({"callback": prompt[len("\x00autograder:"):]}))
-        end = time.monotonic() + limit
-        while time.monotonic() < end:
-            try:
-                msg = await kc.stdin_channel.get_msg(timeout=end - time.monotonic())
-            except Empty:
-                break
-            if msg["msg_type"] != "input_request":
-                continue
-            try:
-                req = json.loads(msg["content"]["prompt"][len("\x00autograder:"):])
-            except ValueError:
-                req = {}
-            if req.get("op") == "retorno" and isinstance(req.get("r"), str):
-                return json.dumps({"r": req["r"]})
-            return json.dumps({"falha": "o corretor não respondeu ao pedido"})
-        self._harness_trouble("não respondeu a um pedido do aluno a tempo")
-        return json.dumps({"falha": "o corretor não respondeu a tempo"})
 
     # -- células ------------------------------------------------------------------
     async def _setup(self, i: int, cell, locked_bound: set[str]) -> None:
@@ -637,7 +288,7 @@ class _Run:
             self._status(Status.CRASHED, f"memória esgotada na célula {i + 1}")
         if ex.state == "dead":
             self._status(Status.CRASHED, f"o kernel morreu na célula {i + 1}")
-            ex.outputs.append(_error("DeadKernelError", "O kernel morreu durante esta célula (o processo "
+            ex.outputs.append(error_output("DeadKernelError", "O kernel morreu durante esta célula (o processo "
                                                         "terminou de repente: os._exit, falha de memória ou de segmentação)."))
             self.student_dead = True
         elif ex.state == "timeout":
@@ -657,9 +308,9 @@ class _Run:
 
     async def _test_cell(self, i: int, cell, locked_bound: set[str]) -> None:
         started = time.monotonic()
-        wanted = self._wanted(integrity._parse(cell.source), locked_bound)
+        wanted = sorted(set(self._wanted(integrity._parse(cell.source), locked_bound)) | self.locked_reads)
         chunks = split_hidden(cell.source)
-        if len(chunks) > 1 and not all(_compiles(t) for _, t in chunks):
+        if len(chunks) > 1 and not all(compiles(t) for _, t in chunks):
             chunks = [(None, cell.source)]          # parte não compila sozinha: roda inteira
         parts: list[TestPart] = []
         self.relay_timeout = self.relay_killed = False
@@ -669,7 +320,7 @@ class _Run:
             if bind.state != "ok":      # os nomes do aluno não chegaram: a primeira parte falha com o motivo
                 ex = _Exec(list(bind.outputs), bind.state if bind.state in ("timeout", "dead") else "error")
                 if not any(o.output_type == "error" for o in ex.outputs):
-                    ex.outputs.append(_error("StudentKernelFailure", "não foi possível ler os nomes do seu notebook."))
+                    ex.outputs.append(error_output("StudentKernelFailure", "não foi possível ler os nomes do seu notebook."))
             else:
                 ex = await self._exec(self.harness, src, self._limit(started), on_input=self._relay)
             if cell.execution_count is None:
@@ -678,7 +329,7 @@ class _Run:
             if ex.state == "timeout" or self.relay_timeout:
                 outputs.append(_timeout_error(self.s))
             elif ex.state == "dead":
-                outputs.append(_error("DeadKernelError", "O kernel do corretor parou durante este teste."))
+                outputs.append(error_output("DeadKernelError", "O kernel do corretor parou durante este teste."))
             cell.outputs.extend(outputs)
             parts.append(TestPart(hidden=hidden, outputs=len(outputs),
                                   passed=ex.state == "ok" and not self.relay_timeout, ran=True))
@@ -726,12 +377,22 @@ class _Run:
     async def _execute_cells(self):
         cells = self.nb.cells
         locked_bound: set[str] = set()
+        instr = lambda c: is_instructor_code(c, self.instructor)  # noqa: E731
         for cell in cells:
-            if _is_instructor_code(cell):
+            if instr(cell):
                 tree = integrity._parse(cell.source)
                 if tree is not None:
                     locked_bound |= bound_names(tree)
-        defs = student_definitions([c.source for c in cells if c.cell_type == "code" and not _is_instructor_code(c)])
+        # uma função travada (p.ex. o lançador de um kernel Triton) pode ler um nome que só o
+        # aluno define, e que o teste não cita: ele também atravessa em cada célula de teste
+        for cell in cells:
+            if instr(cell) and not is_test(cell, self.instructor):
+                self.locked_reads |= set(self._wanted(integrity._parse(cell.source), locked_bound))
+        defs = student_definitions([c.source for c in cells if c.cell_type == "code" and not instr(c)])
+        if self.hidden_seed is not None:
+            # o reset do kernel reaproveitado devolve o ambiente da partida: a semente é deste notebook
+            await self._exec(self.harness, f"__import__('os').environ[{SEED_ENV!r}] = {str(int(self.hidden_seed))!r}",
+                             10.0, silent=True)
         await self._exec(self.harness, f"{HARNESS_MODULE}.sources = {defs!r}", 10.0, silent=True)
         for i, cell in enumerate(cells):
             if cell.cell_type != "code":
@@ -739,7 +400,7 @@ class _Run:
             self.cell_index = i
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("autograder", None)
-            test = _is_test(cell)
+            test = is_test(cell, self.instructor)
             stopped = self.student_dead or self.harness_dead
             if not stopped and time.monotonic() >= self.deadline:
                 self._status(Status.TIMEOUT, f"limite de {self.s.notebook_timeout:g} s por notebook "
@@ -747,11 +408,11 @@ class _Run:
                 self._harness_trouble("morto no fim do tempo do notebook")
                 await asyncio.gather(self.student.kill(), self.harness.kill())
                 self.student_dead = self.harness_dead = True
-                cell.outputs = [_error("CellNotExecuted", "Esta célula não foi executada: acabou o tempo do notebook.")]
+                cell.outputs = [error_output("CellNotExecuted", "Esta célula não foi executada: acabou o tempo do notebook.")]
                 continue
-            if stopped and (test or not _is_instructor_code(cell) or self.student_dead):
+            if stopped and (test or not instr(cell) or self.student_dead):
                 if cell.source.strip():
-                    cell.outputs = [_error("CellNotExecuted",
+                    cell.outputs = [error_output("CellNotExecuted",
                                            "Esta célula não foi executada: o kernel parou antes dela.")]
                 if test:
                     cell.metadata["autograder"] = {"parts": [asdict(TestPart(hidden=h, ran=False))
@@ -761,21 +422,28 @@ class _Run:
                 continue
             if test:
                 await self._test_cell(i, cell, locked_bound)
-            elif _is_instructor_code(cell):
+            elif instr(cell):
                 await self._setup(i, cell, locked_bound)
             else:
                 await self._student_cell(i, cell)
 
 
 def _timeout_error(s: ExecSettings):
-    return _error("CellTimeoutError", f"A célula passou do limite de tempo ({s.cell_timeout:g} s por célula, "
+    return error_output("CellTimeoutError", f"A célula passou do limite de tempo ({s.cell_timeout:g} s por célula, "
                                       f"{s.notebook_timeout:g} s por notebook) e foi interrompida.")
 
 
 async def execute_notebook(nb, student: SandboxKernel, harness: SandboxKernel,
-                           settings: ExecSettings, keep_harness: bool = False) -> ExecOutcome:
+                           settings: ExecSettings, keep_harness: bool = False,
+                           release=None, hidden_seed: int | None = None) -> ExecOutcome:
     """Executa `nb` (alterando suas saídas) nos dois kernels já iniciados, encerrados no fim.
 
     keep_harness=True: o kernel do corretor fica vivo se nada aconteceu com ele
-    (`outcome.harness_trouble` vazio), para quem chama decidir se o reaproveita."""
-    return await _Run(nb, student, harness, settings, keep_harness).execute()
+    (`outcome.harness_trouble` vazio), para quem chama decidir se o reaproveita.
+    `release`: a versão distribuída (decide o que roda no kernel do corretor; sem ela, o
+    próprio `nb`, só para testes do executor). `hidden_seed`: vai para o ambiente do kernel
+    do corretor antes da primeira célula (hidden.SEED_ENV), nunca para o do aluno."""
+    instructor = instructor_cells(release if release is not None else nb)
+    run = _Run(nb, student, harness, settings, keep_harness, instructor)
+    run.hidden_seed = hidden_seed
+    return await run.execute()

@@ -62,6 +62,15 @@ def _student_error(kind, message):
     return StudentError(f"{safe}: {message}")
 
 
+def _parse(text):
+    """Uma resposta corrompida é falha do kernel do aluno (do corretor), nunca o `ValueError`
+    de uma função do aluno: `BadWire` é um ValueError e passaria num `conferir_erro` (L1)."""
+    try:
+        return loads(text)
+    except BadWire as e:
+        raise StudentKernelFailure(f"o kernel do aluno mandou uma resposta inválida ({e})") from None
+
+
 def request(req):
     """Manda um pedido ao kernel do aluno (pelo executor) e devolve a resposta (dicionário).
 
@@ -69,7 +78,7 @@ def request(req):
     recebeu como argumento (uma função de teste, um modelo); atende e continua esperando."""
     text = _builtins.input(PREFIX + dumps(req))
     while True:
-        relay = loads(text)
+        relay = _parse(text)
         if not isinstance(relay, dict):
             raise StudentKernelFailure("resposta inválida do executor")
         if "callback" not in relay:
@@ -81,7 +90,7 @@ def request(req):
         _sys.stdout.flush()
     if "falha" in relay:
         raise StudentKernelFailure(str(relay["falha"]))
-    answer = loads(relay.get("r"))
+    answer = _parse(relay.get("r"))
     if not isinstance(answer, dict):
         raise StudentKernelFailure("o kernel do aluno mandou uma resposta malformada")
     if "erro" in answer:
@@ -135,10 +144,21 @@ def _to_handle(obj):
         raise NotData("um módulo do corretor não pode ser enviado ao kernel do aluno")
     hid = _local_ids.get(id(obj))
     if hid is None:
-        hid = _local_ids[id(obj)] = len(_local) + 1
+        hid = _new_id()
+        _local_ids[id(obj)] = hid
         _local[hid] = obj
     kind = "class" if isinstance(obj, type) else ("function" if callable(obj) else "object")
     return {"t": "handle", "id": hid, "side": "harness", "kind": kind}
+
+
+def _new_id():
+    """Alça nova, sorteada: a mesma função de teste não tem o mesmo número em dois notebooks
+    (nem na parte visível e na oculta), então o número não diz qual teste é (M3)."""
+    import secrets
+    while True:
+        hid = secrets.randbits(52) + 1
+        if hid not in _local:
+            return hid
 
 
 def _from_handle(d):
@@ -203,8 +223,53 @@ def _check_reports(watchers, reports, value):
             raise AssertionError("a verificação da execução da sua função voltou inconsistente.") from None
 
 
+def _roots(x):
+    """Identidade do armazenamento de um tensor ou array (visões do mesmo buffer têm a mesma)."""
+    torch = _sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        try:
+            return ("t", x.untyped_storage().data_ptr())
+        except Exception:  # noqa: BLE001 - tensor sem armazenamento (meta, esparso)
+            return ("o", id(x))
+    np = _sys.modules.get("numpy")
+    if np is not None and isinstance(x, np.ndarray):
+        while isinstance(x.base, np.ndarray):
+            x = x.base
+        return ("a", id(x))
+    return ("o", id(x))
+
+
+def _seen_outside(frame):
+    """Armazenamentos que o código acima de `frame` enxerga: o espaço de nomes do notebook
+    (variáveis do teste) e as variáveis locais de cada quadro mais externo."""
+    out, dicts = set(), [frame.f_globals]
+    f = frame.f_back
+    while f is not None:
+        dicts.append(f.f_locals)
+        f = f.f_back
+    torch, np = _sys.modules.get("torch"), _sys.modules.get("numpy")
+    kinds = tuple(t for t in (torch and torch.Tensor, torch and torch.Generator, np and np.ndarray) if t)
+    for d in dicts:
+        for v in list(d.values()):
+            if isinstance(v, kinds):        # (nunca hasattr: um Remote perguntaria ao aluno)
+                out.add(_roots(v))
+    return out
+
+
+def _may_copy_back(args, kwargs, frame):
+    """Cópia de volta só para o que a semântica "no lugar" pede: um objeto que só o quadro
+    que chamou o aluno enxerga (o buffer de saída que um lançador travado criou, como o `o`
+    de `flash_forward`). Um tensor do teste (ou uma visão dele) nunca é reescrito pelo aluno:
+    a referência calculada depois da chamada leria o que o aluno escreveu (revisão C3)."""
+    seen = _seen_outside(frame)
+    ok = {f"a{i}" for i, a in enumerate(args) if _roots(a) not in seen}
+    return ok | {f"k{k}" for k, a in kwargs.items() if _roots(a) not in seen}
+
+
 def call(hid, method, args, kwargs):
     watchers = list(observers)
+    # o quadro de quem chamou (Remote.__call__ -> call): o teste ou uma função travada
+    allowed = _may_copy_back(args, kwargs, _sys._getframe(2))
     req = {"op": "chamar", "alvo": hid, "metodo": method,
            "args": [_encode_arg(a) for a in args],
            "kwargs": {str(k): _encode_arg(v) for k, v in kwargs.items()},
@@ -214,7 +279,7 @@ def call(hid, method, args, kwargs):
     if not isinstance(changed, dict):
         raise StudentKernelFailure("resposta malformada (alteradas)")
     for key, enc in changed.items():
-        if not isinstance(key, str):
+        if not isinstance(key, str) or key not in allowed:
             continue
         if key[:1] == "a" and key[1:].isdigit() and int(key[1:]) < len(args):
             _copy_back(args[int(key[1:])], _value(enc))
@@ -359,6 +424,78 @@ def _processes():
         return []
 
 
+def _interpreter():
+    """Ganchos do interpretador e do IPython (ids dos objetos): transformadores de entrada e
+    da AST, exceções próprias, callbacks de eventos, `showtraceback` trocado, ganchos do sys.
+    Um kernel em que algo disso mudou não serve a outro notebook (revisão C2)."""
+    ip = None
+    try:
+        from IPython import get_ipython
+        ip = get_ipython()
+    except Exception:  # noqa: BLE001
+        pass
+    hooks = {"sys": [id(getattr(_sys, n, None)) for n in ("displayhook", "breakpointhook", "unraisablehook")]
+             + [id(_sys.gettrace()), id(_sys.getprofile())]}
+    if ip is not None:
+        hooks["ipython"] = [
+            [id(f) for f in ip.input_transformers_cleanup], [id(f) for f in ip.input_transformers_post],
+            [id(f) for f in ip.ast_transformers], id(ip.custom_exceptions), id(getattr(ip, "CustomTB", None)),
+            sorted(k for k in vars(ip) if k in ("showtraceback", "showsyntaxerror", "run_cell", "run_code",
+                                                "run_ast_nodes", "transform_cell", "_showtraceback")),
+            id(type(ip)), {k: [id(f) for f in v if not str(getattr(f, "__module__", "")).startswith(_OWN_CALLBACKS)]
+                           for k, v in ip.events.callbacks.items()},
+            [id(f) for f in getattr(ip.input_transformer_manager, "cleanup_transforms", [])],
+            [id(f) for f in getattr(ip.input_transformer_manager, "line_transforms", [])],
+            [id(f) for f in getattr(ip.input_transformer_manager, "token_transformers", [])]]
+    return hooks
+
+
+# atributos que o próprio interpretador religa a cada erro mostrado
+# (e o ipykernel, a cada execução: excepthook, input e getpass; o pyplot, ao escolher o backend
+# na primeira figura)
+_VOLATILE = {"sys": ("last_type", "last_value", "last_traceback", "last_exc", "excepthook"),
+             "builtins": ("input",), "getpass": ("getpass",),
+             "matplotlib.pyplot": ("_REPL_DISPLAYHOOK", "_backend_mod", "draw_if_interactive")}
+# callbacks de eventos que o pyplot e o backend inline registram sozinhos na primeira figura
+_OWN_CALLBACKS = ("matplotlib.pyplot", "matplotlib_inline.")
+
+
+def _module_attributes():
+    """Módulo -> {atributo: id do valor} de cada módulo importado (builtins inclusive)."""
+    out = {}
+    for name, mod in list(_sys.modules.items()):
+        if name in ("__main__", "__mp_main__") or name.startswith("_autograder"):
+            continue        # o espaço de nomes do notebook (zerado pelo reset) e o próprio corretor
+        skip = _VOLATILE.get(name, ())
+        try:
+            # só os atributos públicos (os de builtins, todos): caches privados que a biblioteca
+            # preenche sozinha (p.ex. `torch._opaque_base._FakeScriptObject_cls`) não contam
+            out[name] = {k: id(v) for k, v in list(vars(mod).items())
+                         if k not in skip and (name == "builtins" or not k.startswith("_"))}
+        except TypeError:
+            continue
+    return out
+
+
+def _changed_modules(base):
+    """Módulos da partida com um atributo religado ou apagado, ou que sumiram de sys.modules
+    (atributos novos não contam: um submódulo importado depois vira atributo do pacote)."""
+    out = []
+    for name, attrs in base.items():
+        mod = _sys.modules.get(name)
+        if mod is None:
+            out.append(name)
+            continue
+        try:
+            now = vars(mod)
+        except TypeError:
+            out.append(name)
+            continue
+        if any(k not in now or id(now[k]) != v for k, v in attrs.items() if k not in _VOLATILE.get(name, ())):
+            out.append(name)
+    return out
+
+
 def snapshot():
     """O estado global do processo logo depois da partida (antes do primeiro notebook)."""
     import os
@@ -366,7 +503,8 @@ def snapshot():
     torch = _sys.modules.get("torch")
     return {"environ": dict(os.environ), "cwd": os.getcwd(), "path": list(_sys.path),
             "warnings": list(warnings.filters), "files": _files(), "processes": _processes(),
-            "torch_threads": torch.get_num_threads() if torch is not None else None}
+            "torch_threads": torch.get_num_threads() if torch is not None else None,
+            "interpreter": _interpreter(), "modules": _module_attributes()}
 
 
 def reuse_problems(base, max_rss_fraction):
@@ -379,6 +517,11 @@ def reuse_problems(base, max_rss_fraction):
         why.append("o aluno alterou objetos do corretor (cópia de volta)")
     if observers:
         why.append("um observador ficou ativo")
+    if _interpreter() != base["interpreter"]:
+        why.append("ganchos do interpretador ou do IPython mudaram")
+    changed = _changed_modules(base["modules"])
+    if changed:
+        why.append(f"atributos de módulos mudaram ({', '.join(sorted(changed)[:5])})")
     if _files() != base["files"]:
         why.append("arquivos mudaram na pasta do trabalho, no HOME ou no /tmp")
     if _processes() != base["processes"]:

@@ -95,6 +95,7 @@ def restore_locked_cells(nb, release) -> tuple[object, list[Issue]]:
         gid = grade_id(rel)
         rm = nbgrader_meta(rel)
         if not (_is_locked(rel) or rm.get("grade") or rm.get("task")):
+            _restore_meta(present.get(gid), rel, issues)
             continue
         cell = present.get(gid)
         if cell is None:
@@ -137,6 +138,27 @@ def restore_locked_cells(nb, release) -> tuple[object, list[Issue]]:
         if _is_locked(rel):
             cell.source = rel.source
     return nb, issues
+
+
+def _restore_meta(cell, rel, issues: list[Issue]) -> None:
+    """Célula de resposta (nem travada nem de nota): os metadados do nbgrader voltam aos da
+    versão distribuída. Uma resposta que se diz travada, de nota ou de tarefa é adulteração:
+    com `locked`, ela rodaria no kernel do corretor (revisão C1)."""
+    if cell is None:
+        return
+    rm, old = nbgrader_meta(rel), nbgrader_meta(cell)
+    claims = [k for k in ("locked", "grade", "task") if old.get(k) and not rm.get(k)]
+    if claims or cell.cell_type != rel.cell_type:
+        issues.append(Issue("tampered", f"célula de resposta '{grade_id(rel)}' com metadados de célula "
+                                        f"do professor ({', '.join(claims) or 'tipo'}; restaurados)"))
+    if cell.cell_type != rel.cell_type:
+        cell.cell_type = rel.cell_type
+        if rel.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        else:
+            cell.pop("outputs", None)
+            cell.pop("execution_count", None)
+    cell.metadata["nbgrader"] = copy.deepcopy(dict(rm))
 
 
 # ----------------------------------------------------------------------------- AST

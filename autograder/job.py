@@ -32,8 +32,9 @@ import nbformat
 
 from . import integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
-from .executor import (ExecOutcome, ExecSettings, KernelStartError, SandboxKernel, execute_notebook,
-                       harness_baseline_code, harness_code, reset_harness, student_stub_code)
+from .executor import ExecOutcome, ExecSettings, execute_notebook
+from .kernel import (KernelStartError, SandboxKernel, harness_baseline_code, harness_code, reset_harness,
+                     student_stub_code)
 from .results import NotebookResult, QuestionResult, Status, worst
 
 
@@ -299,7 +300,7 @@ class KernelPool:
         return None
 
     async def execute(self, info: AssignmentInfo, name: str, files: dict[str, bytes], nb,
-                      warm_next: bool = True) -> ExecOutcome:
+                      warm_next: bool = True, hidden_seed: int | None = None) -> ExecOutcome:
         """Roda `nb` (já restaurado e pré-processado; as saídas mudam) num kernel do aluno novo e
         num do corretor (novo ou zerado); levanta KernelStartError se eles não sobem.
 
@@ -333,7 +334,8 @@ class KernelPool:
         self.stats.harness_reuses += harness.uses > 0
         harness.uses += 1
         try:
-            outcome = await execute_notebook(nb, student, harness, self.settings, keep_harness=True)
+            outcome = await execute_notebook(nb, student, harness, self.settings, keep_harness=True,
+                                             release=info.release[name], hidden_seed=hidden_seed)
         except BaseException:
             await asyncio.gather(self._retire(student), self._retire(harness), return_exceptions=True)
             raise
@@ -356,11 +358,12 @@ class KernelPool:
 
 
 async def grade_notebook(ws: Workspace, info: AssignmentInfo, task, shard_url: str,
-                         settings: ExecSettings, pool: "KernelPool"):
+                         settings: ExecSettings, pool: "KernelPool", hidden_seed: int | None = None):
     """Corrige um notebook (`tasks.GradeTask`); devolve (NotebookResult, notebook executado ou None).
 
     `ws` é a pasta local de quem corrige (release/, kernels); nada é lido da pasta do
-    professor nem escrito nela: quem planeja grava o resultado e o notebook."""
+    professor nem escrito nela: quem planeja grava o resultado e o notebook. `hidden_seed`:
+    a semente das entradas ocultas deste aluno (hidden.py), só no kernel do corretor."""
     a, name, student = info.name, task.notebook, task.student
     res = NotebookResult(notebook=name, questions=_zero_questions(info, name))
     raw = task.raw
@@ -402,7 +405,8 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, task, shard_url: s
                                    OverwriteCells, CheckCellMetadata], nb, resources, config)
 
     try:
-        outcome = await pool.execute(info, name, task.files, nb, warm_next=task.warm_next)
+        outcome = await pool.execute(info, name, task.files, nb, warm_next=task.warm_next,
+                                     hidden_seed=hidden_seed)
     except KernelStartError as e:
         res.status = Status.CRASHED
         res.details.append(f"o kernel não iniciou: {str(e).splitlines()[0][:300]}")

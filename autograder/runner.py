@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import timezone
 from pathlib import Path
 
-from . import sandbox
+from . import hidden, sandbox
 from .course import Workspace
 from .deadlines import update_deadlines
 from .executor import ExecSettings
@@ -492,7 +492,8 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
 
     course = Course(prefix=ws.prefix, release={a: _release_files(ws, a) for a in infos},
                     source_hashes={a: i.source_hash for a, i in infos.items()}, seed_db=seed_bytes(ws),
-                    settings=opts.settings, limits=opts.limits, use_sandbox=opts.use_sandbox)
+                    settings=opts.settings, limits=opts.limits, use_sandbox=opts.use_sandbox,
+                    hidden_secret=hidden.workspace_secret(ws.state))
     task_list = build_tasks(infos, todo)
     rec = _Recorder(ws, infos, todo, students, summary, opts.tty)
     done = 0

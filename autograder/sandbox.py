@@ -77,6 +77,8 @@ class Limits:
                                   # RLIMIT_NPROC, que conta por usuário)
     disk_mib: int = 256           # pastas trabalho/ e home/ num tmpfs deste tamanho (root)
     threads: int = 1              # OMP/MKL/OpenBLAS: 1 thread por kernel (nota igual em série e em paralelo)
+    cpus: float = 1.0             # cgroup cpu: núcleos de cada kernel (cota), todos com o mesmo peso:
+                                  # processos a mais num notebook não tiram CPU de outro (revisão C6)
 
 
 @dataclass
@@ -328,7 +330,7 @@ class Box:
             return False
         try:
             b.create(self.name, cgroup.CgroupLimits(memory_bytes=self.limits.memory_mib * MiB,
-                                                    pids=self.limits.nproc))
+                                                    pids=self.limits.nproc, cpus=self.limits.cpus))
             b.add(self.name, os.getpid())
         except (OSError, cgroup.CgroupError) as e:
             print(f"AVISO: não consegui pôr o kernel no cgroup {self.name}: {e}; "

@@ -38,6 +38,7 @@ import nbformat
 
 from .course import Workspace, temp_base
 from .executor import ExecSettings
+from .hidden import hidden_seed
 from .results import NotebookResult, QuestionResult, Status
 from .sandbox import Limits
 
@@ -56,6 +57,8 @@ class Course:
     settings: ExecSettings = field(default_factory=ExecSettings)
     limits: Limits = field(default_factory=Limits)
     use_sandbox: bool = True
+    # segredo do workspace para as entradas ocultas por aluno (hidden.py); vazio: só aluno e tarefa
+    hidden_secret: str = ""
 
     @property
     def digest(self) -> str:
@@ -65,6 +68,7 @@ class Course:
                 h.update(f"\0{a}/{rel}\0".encode() + hashlib.sha256(self.release[a][rel]).digest())
         h.update(hashlib.sha256(self.seed_db).digest())
         h.update(repr((self.settings, self.limits, self.use_sandbox)).encode())
+        h.update(hashlib.sha256(self.hidden_secret.encode()).digest())
         return h.hexdigest()[:16]
 
 
@@ -193,7 +197,9 @@ class _Grader:
         shard_url = write_seed(self.course.seed_db, self.ws.state / "gradebook.db")
         try:
             result, nb = await asyncio.wait_for(
-                grade_notebook(self.ws, info, task, shard_url, self.course.settings, self.pool), limit)
+                grade_notebook(self.ws, info, task, shard_url, self.course.settings, self.pool,
+                               hidden_seed=hidden_seed(self.course.hidden_secret, task.student,
+                                                       task.assignment)), limit)
         except asyncio.TimeoutError:
             return timeout_output(task, info.cells[task.notebook], limit)
         return TaskOutput(task.student, task.assignment, task.notebook, result,

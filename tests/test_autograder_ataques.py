@@ -147,3 +147,76 @@ def test_aten_level_ban_catches_torch_special_softmax(observador):
 
 def test_grading_leaves_no_file_in_the_repository():
     assert not (ROOT / "tmp-notas").exists() and os.path.isdir(ROOT / "autograder")
+
+
+# ----------------------------------------------------------------------------- revisão de 2026-12-01 (C1, H1)
+
+CAP1 = "01-pontuacoes"
+CLEAN_LOOPS = ("def scores_loops(Q, K):\n"
+               "    for _ in range(1):\n"
+               "        pass\n"
+               "    return np.zeros((Q.shape[0], K.shape[0]))\n")
+CODE_SWAP = CLEAN_LOOPS + ("def _rapida(Q, K):\n"
+                           "    return Q @ K.T\n"
+                           "scores_loops.__code__ = _rapida.__code__\n")
+ALIAS = ("_h = np.matmul\n"
+         "def scores_loops(Q, K):\n"
+         "    for _ in range(1):\n"
+         "        pass\n"
+         "    return _h(Q, np.swapaxes(K, 0, 1))\n")
+# resposta em branco numa célula que se diz travada: rodaria no kernel do corretor (C1)
+LOCKED_BLANK = ("_ip = get_ipython()\n"
+                "def _rt(lines):\n"
+                "    return ['pass\\n'] if 'conferir' in ''.join(lines) else lines\n"
+                "if '_autograder_harness' in __import__('sys').modules:\n"
+                "    _ip.input_transformers_cleanup.append(_rt)\n"
+                "def scores_loops(Q, K):\n"
+                "    return None\n")
+
+
+def _chapter1(src: str | None, locked: bool = False):
+    sol = nbformat.read(ROOT / "solutions" / CAP1 / f"{CAP1}.ipynb", as_version=4)
+    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in sol.cells
+               if c.metadata.get("nbgrader", {}).get("solution")} if not locked else {}
+    if src is not None:
+        answers["scores_loops"] = src
+    nb = copy.deepcopy(nbformat.read(ROOT / "exercises" / CAP1 / f"{CAP1}.ipynb", as_version=4))
+    for c in nb.cells:
+        gid = c.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in answers:
+            c.source = answers[gid]
+        if locked and gid == "scores_loops":
+            c.metadata["nbgrader"]["locked"] = True
+    return nb
+
+
+@pytest.fixture(scope="module")
+def capitulo1(tmp_path_factory):
+    base = tmp_path_factory.mktemp("capitulo1")
+    subs = base / "entregas"
+    for name, nb in (("solution", _chapter1(None)), ("code-swap", _chapter1(CODE_SWAP)),
+                     ("alias", _chapter1(ALIAS)), ("locked-blank", _chapter1(LOCKED_BLANK, locked=True))):
+        d = subs / name / CAP1
+        d.mkdir(parents=True)
+        nbformat.write(nb, d / f"{CAP1}.ipynb")
+    run_cli("grade", subs, "--workspace", base / "ws", "--assignment", CAP1, "--jobs", "2", "--sem-relatorio")
+    import csv
+    with open(base / "ws" / "questions.csv", encoding="utf-8", newline="") as f:
+        questions = {(r["student_id"], r["grade_id"]): float(r["score"]) for r in csv.DictReader(f)
+                     if r["score"]}
+    return {"grades": read_csv(base / "ws" / "grades.csv"), "questions": questions}
+
+
+def test_answer_cell_marked_locked_is_restored_and_tampered(capitulo1):
+    """C1: a resposta em branco que se diz travada não roda no corretor: 0 ponto, `tampered`."""
+    row = capitulo1["grades"]["locked-blank"]
+    assert (float(row["score"]), row["status"]) == (0.0, "tampered"), row
+    assert "metadados" in row["details"], row
+
+
+@pytest.mark.parametrize("attack", ["code-swap", "alias"])
+def test_text_rule_reads_what_runs_not_only_the_def(capitulo1, attack):
+    """H1: `__code__` trocado depois do `def` e um apelido (`_h = np.matmul`) fora dele não passam
+    pela regra "com laços, sem produto pronto"; a solução passa."""
+    assert capitulo1["questions"][("solution", "test_scores_loops")] == 2.0
+    assert capitulo1["questions"][(attack, "test_scores_loops")] == 0.0, capitulo1["grades"][attack]

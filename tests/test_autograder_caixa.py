@@ -24,7 +24,8 @@ import nbformat
 import pytest
 
 from autograder import cgroup, sandbox
-from autograder.executor import ExecSettings, SandboxKernel, execute_notebook, harness_code, student_stub_code
+from autograder.executor import ExecSettings, execute_notebook
+from autograder.kernel import SandboxKernel, harness_code, student_stub_code
 from autograder.submissions import MAX_FILE, collect
 
 HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
@@ -57,7 +58,7 @@ def _procs_with(marker: str) -> list[int]:
 
 
 async def _run(cells: list[str], limits: sandbox.Limits, files: dict[str, str] | None = None,
-               timeout: float = 60.0):
+               timeout: float = 60.0, nb=None):
     """Executa as células num kernel da sandbox com caixa; devolve (notebook, resultado, caixa)."""
     cfg = sandbox.SandboxConfig(enabled=True, limits=limits, python=sys.executable)
     kdir = Path(tempfile.mkdtemp(prefix="ag-teste-spec-"))
@@ -69,7 +70,7 @@ async def _run(cells: list[str], limits: sandbox.Limits, files: dict[str, str] |
     for name, text in (files or {}).items():
         (run_dir / "trabalho" / name).write_text(text, encoding="utf-8")
     # células sem metadados do nbgrader: são do aluno e rodam no kernel dele; o do corretor só sobe
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb = nb or nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     kernel, harness = SandboxKernel(run_dir, [str(kdir)]), SandboxKernel(harness_dir, [str(kdir)])
     try:
         await asyncio.gather(kernel.start(60, None, student_stub_code()), harness.start(60, None, harness_code()))
@@ -263,21 +264,22 @@ def test_v2_is_detected_and_boxes_get_their_limits_in_a_fake_tree(tmp_path, monk
         orig(self, *a, **k)
         if str(self).startswith(str(root)) and self != root:
             for f in ("cgroup.procs", "cgroup.subtree_control", "memory.max", "memory.swap.max",
-                      "pids.max", "memory.events", "memory.peak"):
+                      "pids.max", "memory.events", "memory.peak", "cpu.max", "cpu.weight"):
                 if not (self / f).exists():
                     (self / f).write_text("")
     monkeypatch.setattr(Path, "mkdir", mkdir)
     monkeypatch.setattr(cgroup, "_rmdir", lambda p, timeout=2.0: shutil.rmtree(p))
     backend, why = cgroup.detect(str(tmp_path / "mounts"), str(tmp_path / "own"))
     assert isinstance(backend, cgroup.CgroupV2), why
-    assert (root / "cgroup.subtree_control").read_text() == "+memory +pids"
-    assert (root / "autograder" / "cgroup.subtree_control").read_text() == "+memory +pids"
-    box = sandbox.Box("ag-x-1", sandbox.Limits(memory_mib=1024, nproc=64), backend=backend)
+    assert (root / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
+    assert (root / "autograder" / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
+    box = sandbox.Box("ag-x-1", sandbox.Limits(memory_mib=1024, nproc=64, cpus=1.5), backend=backend)
     assert box.enter()
     d = root / "autograder" / "ag-x-1"
     assert (d / "memory.max").read_text() == str(1024 * 1024 * 1024)
     assert (d / "memory.swap.max").read_text() == "0"
     assert (d / "pids.max").read_text() == "64"
+    assert (d / "cpu.max").read_text() == "150000 100000" and (d / "cpu.weight").read_text() == "100"
     assert (d / "cgroup.procs").read_text() == str(os.getpid())
     (d / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
     assert box.memory_exceeded() and box.memory_limit_mib() == 1024
@@ -594,3 +596,75 @@ def test_a_kernel_that_cannot_start_is_a_crashed_row_with_the_reason(tmp_path):
     assert sorted(rows) == ["ana", "bia"]
     for r in rows.values():
         assert r["status"] == "crashed" and "o kernel não iniciou" in r["details"], r
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (BACKEND is not None and ROOT), reason=f"cgroup: {WHY_NO_CGROUP}; root: {ROOT}")
+def test_busy_processes_of_one_notebook_get_only_its_cpu_share():
+    """C6: quatro processos ocupados numa caixa de 0,2 núcleo usam no máximo 0,2 núcleo (cota do
+    cgroup cpu), e a caixa vizinha, com um só processo, recebe CPU mesmo assim."""
+    import subprocess
+    mounts = cgroup._mounts(cgroup.MOUNTS)
+    if not any(("cpu" in opts and kind == "cgroup") or kind == "cgroup2" for _, kind, opts in mounts):
+        pytest.skip("este host não tem o controlador cpu")
+    names = [f"ag-cpu-{os.getpid()}-{i}" for i in (0, 1)]
+    procs = []
+    try:
+        BACKEND.create(names[0], cgroup.CgroupLimits(memory_bytes=256 << 20, pids=16, cpus=0.2))
+        BACKEND.create(names[1], cgroup.CgroupLimits(memory_bytes=256 << 20, pids=16, cpus=1.0))
+        for i in range(5):
+            p = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            procs.append(p)
+            BACKEND.add(names[0] if i < 4 else names[1], p.pid)
+        start = [BACKEND.cpu_usage(n) or 0.0 for n in names]
+        t0 = time.monotonic()
+        time.sleep(3.0)
+        used = [(BACKEND.cpu_usage(n) or 0.0) - s for n, s in zip(names, start)]
+        wall = time.monotonic() - t0
+        assert used[0] <= 0.2 * wall * 1.25 + 0.05, (used, wall)
+        assert used[1] > 0.1 * wall, (used, wall)          # a vizinha não ficou sem CPU
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        for n in names:
+            BACKEND.kill(n)
+            BACKEND.remove(n)
+
+
+HUGE_REPLY = """
+import _autograder_student as _S
+class _Enorme:
+    def _repr_json_(self):
+        return {"r": "x" * (250 << 20), "erro": None}
+_S.serve = lambda text: setattr(_S, "reply", _Enorme())
+def f(x):
+    return x
+"""
+
+HUGE_SCRIPT = """
+import asyncio, json, resource, sys
+sys.path.insert(0, sys.argv[1])
+import nbformat
+import test_autograder_caixa as t
+from autograder import sandbox
+test = nbformat.v4.new_code_cell("assert f(1) == 1")
+test.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": "t", "points": 1}
+nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(sys.argv[2]), test])
+nb, outcome, _ = asyncio.run(t._run([], sandbox.Limits(), timeout=10.0, nb=nb))
+print(json.dumps({"rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+                  "status": str(outcome.status), "test": t._text(nbformat.v4.new_notebook(cells=[nb.cells[1]]))}))
+"""
+
+
+@needs_box
+def test_a_huge_reply_is_dropped_at_the_socket_before_the_grader_reads_it():
+    """H6: uma resposta de 250 MiB do kernel do aluno não entra na memória de quem corrige
+    (o zmq derruba a mensagem pelo tamanho); o teste falha, e nada mais."""
+    p = subprocess.run([sys.executable, "-c", HUGE_SCRIPT, str(Path(__file__).parent), HUGE_REPLY],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["rss_mib"] < 400, out
+    assert "Error" in out["test"] or "Falha" in out["test"], out

@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import job, sandbox
+from autograder import hidden, job, sandbox
 from autograder.course import Workspace
 from autograder.executor import ExecSettings
 from autograder.nbbuild import MYST_HEADER, build_text
@@ -37,7 +37,7 @@ from autograder.tasks import GradeTask
 HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not HAS_BWRAP, reason=f"sandbox: {WHY_NOT}")]
 
-A, M = "93-reuso", "94-modelo"
+A, M, F = "93-reuso", "94-modelo", "95-fronteira"
 CORRECT = {"dobro": "def dobro(x):\n    return 2 * x\n"}
 WRONG = {"dobro": "def dobro(x):\n    return x + 1\n"}
 SLEEPER = {"dobro": "import time\ndef dobro(x):\n    time.sleep(60)\n    return 2 * x\n"}
@@ -88,6 +88,19 @@ def dobro(x):
 conferir("dobro", dobro(np.arange(3.0)), np.array([0.0, 2.0, 4.0]))
 ### BEGIN HIDDEN TESTS
 conferir("dobro oculto", dobro(np.array([-1.5])), np.array([-3.0]))
+### END HIDDEN TESTS
+```
+
+```{code-cell}
+:tags: [tests]
+:grade_id: test_semente
+:points: 1
+
+### BEGIN HIDDEN TESTS
+_sem = int(os.environ.get("AUTOGRADER_HIDDEN_SEED", "0"))
+_entrada = np.random.default_rng(_sem).normal(size=2)
+print("entrada oculta:", _entrada.tolist())
+conferir("dobro da entrada oculta", dobro(_entrada), 2 * _entrada)
 ### END HIDDEN TESTS
 ```
 
@@ -161,6 +174,71 @@ assert torch.allclose(aplica(modelo, torch.ones(1, 3)), torch.tensor([[3.0]])), 
     nbformat.write(build_text(text, M), _path(sol, M))
 
 
+def _build_boundary(sol: Path) -> None:
+    """`95-fronteira`: a palavra do aluno é só uma alegação (revisão C3, L1, M3)."""
+    text = MYST_HEADER + """
++++ {"grade_id": "titulo"}
+
+# Fronteira entre os kernels
+
+```{code-cell}
+:tags: [setup]
+:grade_id: preparacao
+
+import numpy as np
+```
+
+```{code-cell}
+:tags: [solution]
+:grade_id: dobro
+
+def dobro(x):
+    ### BEGIN SOLUTION
+    if x is None:
+        raise ValueError('nada')
+    return 2 * x
+    ### END SOLUTION
+```
+
+```{code-cell}
+:tags: [solution]
+:grade_id: chama
+
+def chama(f, x):
+    ### BEGIN SOLUTION
+    return f(x)
+    ### END SOLUTION
+```
+
+```{code-cell}
+:tags: [tests]
+:grade_id: test_entrada
+:points: 1
+
+_x = np.arange(3.0)
+conferir("dobro", dobro(_x), 2 * _x)
+```
+
+```{code-cell}
+:tags: [tests]
+:grade_id: test_erro
+:points: 1
+
+conferir_erro("dobro(None)", dobro, None, tipo=ValueError)
+```
+
+```{code-cell}
+:tags: [tests]
+:grade_id: test_chama
+:points: 1
+
+conferir("chama", chama(lambda v: v + 1, 1.0), 2.0)
+```
+"""
+    # test_entrada: a referência é calculada DEPOIS da chamada, sobre o mesmo objeto (C3)
+    nbformat.write(build_text(text, F), _path(sol, F))
+
+
 def _path(sol: Path, a: str) -> Path:
     p = sol / a / f"{a}.ipynb"
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -172,8 +250,9 @@ def curso(tmp_path_factory):
     base = tmp_path_factory.mktemp("reuso")
     sol = base / "solucoes"
     _build(sol)
+    _build_boundary(sol)
     ws = Workspace(base / "ws", sol)
-    infos = ws.prepare([A, M])
+    infos = ws.prepare([A, M, F])
     cfg = sandbox.SandboxConfig(enabled=True, limits=sandbox.Limits(), python=sys.executable)
     sandbox.write_kernel_spec(cfg, ws.kernels_dir)
     return {"ws": ws, "infos": infos, "base": base, "runs": 0}
@@ -188,8 +267,10 @@ def _notebook(info, answers: dict) -> str:
     return nbformat.writes(nb)
 
 
-def grade(curso, order: list[tuple[str, str, dict]], reuse: bool = True) -> tuple[list[dict], job.PoolStats]:
-    """Corrige (aluno, tarefa, respostas) nesta ordem, num processo e num KernelPool só."""
+def grade(curso, order: list[tuple[str, str, dict]], reuse: bool = True,
+          secret: str | None = None) -> tuple[list[dict], job.PoolStats]:
+    """Corrige (aluno, tarefa, respostas) nesta ordem, num processo e num KernelPool só
+    (`secret`: com as sementes ocultas por aluno de hidden.py, como no trabalhador do Dask)."""
     ws, infos = curso["ws"], curso["infos"]
     curso["runs"] += 1
     shard = curso["base"] / f"shard-{curso['runs']}.db"
@@ -201,15 +282,19 @@ def grade(curso, order: list[tuple[str, str, dict]], reuse: bool = True) -> tupl
         out = []
         try:
             for student, a, answers in order:
-                raw = _notebook(infos[a], answers).encode()
+                raw = (answers if isinstance(answers, str) else _notebook(infos[a], answers)).encode()
                 task = GradeTask(student, a, a, raw, {})
-                r, nb = await job.grade_notebook(ws, infos[a], task, f"sqlite:///{shard}", settings, pool)
+                seed = None if secret is None else hidden.hidden_seed(secret, student, a)
+                r, nb = await job.grade_notebook(ws, infos[a], task, f"sqlite:///{shard}", settings, pool,
+                                                 hidden_seed=seed)
                 tests = {c.metadata["nbgrader"]["grade_id"]: (c.execution_count, _outputs(c))
                          for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
                          and c.cell_type == "code"}
                 out.append({"student": student, "status": str(r.status),
                             "scores": {q.grade_id: q.score for q in r.questions},
-                            "tests": tests, "details": list(r.details)})
+                            "tests": tests, "details": list(r.details),
+                            "outputs": json.dumps([c.outputs for c in nb.cells if c.cell_type == "code"],
+                                                  ensure_ascii=False)})
         finally:
             await pool.close()
         return out, pool.stats
@@ -224,7 +309,12 @@ def _outputs(cell) -> list:
         o.pop("execution_count", None)
         if o.get("output_type") == "error":     # o traceback traz o arquivo temporário do kernel
             o.pop("traceback", None)
-        out.append(json.loads(re.sub(r"/[^\s:\"]*/trabalho/", "TRABALHO/", json.dumps(o))))
+        o = json.loads(re.sub(r"/[^\s:\"]*/trabalho/", "TRABALHO/", json.dumps(o)))
+        if out and o.get("output_type") == "stream" and out[-1].get("output_type") == "stream" \
+                and out[-1].get("name") == o.get("name"):
+            out[-1]["text"] += o["text"]        # o mesmo texto, em uma ou duas mensagens (máquina ocupada)
+        else:
+            out.append(o)
     return out
 
 
@@ -295,3 +385,123 @@ def test_flag_and_harness_timeout_recycle_it(curso, fresh):
     reasons = " | ".join(stats.recycled)
     assert "bandeira" in reasons and "interrompido" in reasons, reasons
     assert (stats.harness_starts, stats.harness_reuses) == (3, 1), stats
+
+
+# ----------------------------------------------------------------------------- revisão de 2026-12-01 (C1, C2)
+
+# O aluno marca a própria célula de resposta como travada: ela rodaria no kernel do corretor e
+# instalaria nele um transformador de entrada que aprova todo teste (C1), inclusive os dos
+# notebooks corrigidos depois no mesmo kernel (C2).
+LOCKED_ANSWER = ("_ip = get_ipython()\n"
+                 "def _rt(lines):\n"
+                 "    return ['pass\\n'] if 'conferir' in ''.join(lines) else lines\n"
+                 "if '_autograder_harness' in __import__('sys').modules:\n"
+                 "    _ip.input_transformers_cleanup.append(_rt)\n"
+                 "def dobro(x):\n"
+                 "    return x + 1\n")
+
+
+def _with_locked_answer(info) -> str:
+    nb = nbformat.reads(_notebook(info, {"dobro": LOCKED_ANSWER}), as_version=4)
+    for c in nb.cells:
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "dobro":
+            c.metadata["nbgrader"]["locked"] = True
+    return nbformat.writes(nb)
+
+
+def test_answer_cell_claiming_locked_never_runs_in_the_harness(curso, fresh):
+    """C1 e C2: a célula volta a ser do aluno (tampered, 0 ponto), e o aluno em branco depois dele,
+    no mesmo kernel do corretor, continua com 0; o correto, com a nota de sempre."""
+    raw = _with_locked_answer(curso["infos"][A])
+    rows, _ = grade(curso, [("h-trava", A, raw), ("d2", A, {}), ("c7", A, CORRECT)])
+    by = {r["student"]: r for r in rows}
+    assert by["h-trava"]["status"] == "tampered" and by["h-trava"]["scores"]["test_dobro"] == 0.0, by["h-trava"]
+    assert any("metadados" in d for d in by["h-trava"]["details"]), by["h-trava"]["details"]
+    assert by["d2"]["scores"]["test_dobro"] == 0.0, by["d2"]
+    _same(by["c7"], fresh["rows"]["ana"])
+
+
+async def _harness_after(curso, code: str) -> str | None:
+    """Sobe um kernel do corretor, roda `code` nele e devolve o motivo de não reaproveitá-lo."""
+    from autograder.kernel import SandboxKernel, harness_baseline_code, harness_code, reset_harness
+    ws = curso["ws"]
+    run_dir = job.prepare_run_dir(ws, A, {})
+    kernel = SandboxKernel(run_dir, [str(ws.kernels_dir)])
+    try:
+        await kernel.start(60.0, ["numpy"], harness_code() + harness_baseline_code())
+        reply = await kernel.run_silent(code, 30.0)
+        assert reply is not None and reply.get("status") == "ok", reply
+        return await reset_harness(kernel, 60.0, job.MAX_HARNESS_MEMORY)
+    finally:
+        await kernel.shutdown()
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+@pytest.mark.parametrize("code, reason", [
+    ("x = 1\nimport numpy as np\nnp.arange(3).sum()", None),
+    ("get_ipython().input_transformers_cleanup.append(lambda lines: lines)", "ganchos"),
+    ("get_ipython().ast_transformers.append(__import__('ast').NodeTransformer())", "ganchos"),
+    ("get_ipython().set_custom_exc((AssertionError,), lambda *a, **k: None)", "ganchos"),
+    ("get_ipython().events.register('pre_run_cell', lambda *a: None)", "ganchos"),
+    ("import numpy\nnumpy.isclose = lambda *a, **k: True", "numpy"),
+    ("import builtins\nbuiltins.AssertionError = ValueError", "builtins"),
+])
+def test_any_interpreter_change_stops_reuse(curso, code, reason):
+    """C2: o que o reset do IPython não desfaz (transformadores, exceções próprias, eventos,
+    atributos de módulos) impede o reaproveitamento; um kernel só usado continua servindo."""
+    why = asyncio.run(_harness_after(curso, code))
+    if reason is None:
+        assert why is None, why
+    else:
+        assert why is not None and reason in why, why
+
+
+STUDENT_SEES_SEED = {"dobro": 'import os\nprint("semente no aluno:", os.environ.get("AUTOGRADER_HIDDEN_SEED"))\n'
+                              "def dobro(x):\n    return 2 * x\n"}
+
+
+def _hidden_input(row) -> str:
+    return next(o["text"] for o in row["tests"]["test_semente"][1] if "entrada oculta" in o.get("text", ""))
+
+
+def test_two_students_get_different_hidden_inputs(curso):
+    """H3: a semente oculta vem do aluno e da tarefa (e do segredo do workspace), só no corretor."""
+    rows, _ = grade(curso, [("ana", A, STUDENT_SEES_SEED), ("bia", A, STUDENT_SEES_SEED),
+                            ("ana", A, STUDENT_SEES_SEED)], secret="segredo-do-teste")
+    ana, bia, ana2 = rows
+    assert _hidden_input(ana) != _hidden_input(bia)
+    assert _hidden_input(ana) == _hidden_input(ana2)          # reprodutível para o mesmo aluno
+    assert all(r["scores"]["test_semente"] == 1.0 for r in rows), rows
+    assert "semente no aluno: None" in ana["outputs"], ana["outputs"]
+    other, _ = grade(curso, [("ana", A, STUDENT_SEES_SEED)], secret="outro-ano")
+    assert _hidden_input(other[0]) != _hidden_input(ana)
+    assert hidden.hidden_seed("s", "ana", A) != hidden.hidden_seed("s", "ana", M)
+
+
+BOUNDARY_OK = {"dobro": "def dobro(x):\n    if x is None:\n        raise ValueError('nada')\n    return 2 * x\n",
+               "chama": "def chama(f, x):\n    return f(x)\n"}
+# zera a entrada e devolve zeros: a referência 2 * _x, lida depois, daria zeros (C3)
+ZEROES = {**BOUNDARY_OK, "dobro": "def dobro(x):\n    x[...] = 0\n    return 0 * x\n"}
+# não levanta nada: corrompe a resposta ao corretor, que não pode virar "o aluno levantou ValueError" (L1)
+CORRUPT = {**BOUNDARY_OK, "dobro": (
+    "import _autograder_student as _S\n_Orig = _S._Reply\n"
+    "class _Corrompe(_Orig):\n    def __init__(self, text, error=None):\n"
+    "        super().__init__('{' if text.startswith('{\"erro\"') else text, error)\n"
+    "_S._Reply = _Corrompe\n"
+    "def dobro(x):\n    if x is None:\n        raise ValueError('nada')\n    return 2 * x\n")}
+# imprime a alça da função do teste: o número não pode ser o mesmo em dois notebooks (M3)
+HANDLE = {**BOUNDARY_OK, "chama": "def chama(f, x):\n    print('alça:', object.__getattribute__(f, '_ag_id'))\n"
+                                  "    return f(x)\n"}
+
+
+def test_the_students_word_is_a_claim(curso):
+    rows, _ = grade(curso, [("ok", F, BOUNDARY_OK), ("zera", F, ZEROES), ("corrompe", F, CORRUPT),
+                            ("alca1", F, HANDLE), ("alca2", F, HANDLE)])
+    by = {r["student"]: r for r in rows}
+    assert all(by["ok"]["scores"][k] == 1.0 for k in ("test_entrada", "test_erro", "test_chama")), by["ok"]
+    assert by["zera"]["scores"]["test_entrada"] == 0.0, by["zera"]            # C3
+    assert by["corrompe"]["scores"]["test_erro"] == 0.0, by["corrompe"]       # L1
+    assert "StudentKernelFailure" in json.dumps(by["corrompe"]["tests"]["test_erro"]), by["corrompe"]["tests"]
+    ids = [re.search(r"alça: (\d+)", by[s]["outputs"]).group(1) for s in ("alca1", "alca2")]
+    assert ids[0] != ids[1], ids                                               # M3
+    assert by["alca1"]["scores"]["test_chama"] == 1.0

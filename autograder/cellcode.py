@@ -1,0 +1,198 @@
+"""O código das células lido como texto (árvore sintática), sem executar nada.
+
+- que células rodam no kernel do corretor: só as travadas da versão distribuída
+  (`instructor_cells`, `is_instructor_code`, `is_test`);
+- as partes de uma célula de teste (`split_hidden`, pelos marcadores do nbgrader);
+- os nomes que um trecho liga e lê (`bound_names`, `loaded_names`);
+- as definições do aluno que as regras de texto leem (`student_definitions`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import integrity
+
+BEGIN_HIDDEN = "BEGIN HIDDEN TESTS"
+END_HIDDEN = "END HIDDEN TESTS"
+
+
+def split_hidden(source: str) -> list[tuple[bool, str]]:
+    """Divide o código em partes (oculta?, texto), pelos marcadores do nbgrader."""
+    parts: list[tuple[bool, list[str]]] = [(False, [])]
+    for line in source.splitlines(keepends=True):
+        if BEGIN_HIDDEN in line and not parts[-1][0]:
+            parts.append((True, [line]))
+        elif END_HIDDEN in line and parts[-1][0]:
+            parts[-1][1].append(line)
+            parts.append((False, []))
+        else:
+            parts[-1][1].append(line)
+    out = [(h, "".join(lines)) for h, lines in parts]
+    return [(h, t) for h, t in out if t.strip()]
+
+
+def compiles(src: str) -> bool:
+    try:
+        ast.parse(integrity._to_python(src))
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+def is_test(cell, instructor: dict[str, str]) -> bool:
+    m = integrity.nbgrader_meta(cell)
+    return bool(m.get("grade") and not m.get("solution") and is_instructor_code(cell, instructor))
+
+
+def instructor_cells(release_nb) -> dict[str, str]:
+    """grade_id -> texto das células de código travadas da versão DISTRIBUÍDA (preparação e
+    testes): só elas rodam no kernel do corretor. Nada do notebook entregue entra nesta
+    decisão (metadados do aluno dizendo `locked` não bastam: revisão C1)."""
+    out = {}
+    for c in release_nb.cells:
+        gid = integrity.grade_id(c)
+        if gid and c.cell_type == "code" and integrity._is_locked(c):
+            out[gid] = c.source
+    return out
+
+
+def _visible(src: str) -> str:
+    return integrity._norm("".join(t for hidden, t in split_hidden(src) if not hidden))
+
+
+def is_instructor_code(cell, instructor: dict[str, str]) -> bool:
+    """Célula de código igual (grade_id e texto) a uma célula travada da versão distribuída.
+
+    O texto comparado é o visível: uma célula de teste chega aqui com os testes ocultos que o
+    nbgrader (OverwriteCells) trouxe da fonte, e a versão distribuída não os tem."""
+    if cell.cell_type != "code":
+        return False
+    gid = integrity.grade_id(cell)
+    return gid is not None and gid in instructor and _visible(cell.source) == _visible(instructor[gid])
+
+
+def bound_names(tree) -> set[str]:
+    """Nomes que um trecho liga no escopo global (def, class, import, atribuições, for, with)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+    return out
+
+
+def loaded_names(tree) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+# atributos que trocam o código (ou o comportamento) de uma função depois do `def` (revisão H1)
+_ESCAPES = {"__code__", "__globals__", "__defaults__", "__kwdefaults__", "__call__", "__class__",
+            "__dict__", "__wrapped__", "__closure__", "__get__", "__getattribute__"}
+# chamadas que religam nomes sem dizer quais
+_REBINDERS = {"exec", "eval", "compile", "globals", "vars", "locals", "setattr", "delattr", "__import__"}
+
+
+def _escapes(tree) -> set[str] | None:
+    """Nomes cujo código pode ter sido trocado (`f.__code__ = ...`, `setattr(f, ...)`); None se
+    não dá para saber quais (alvo que não é um nome, exec, globals(), sys.modules...)."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            if isinstance(n.value, ast.Name):
+                if n.attr in _ESCAPES:
+                    out.add(n.value.id)
+            elif n.attr in _ESCAPES:
+                return None
+        elif isinstance(n, ast.Call):
+            fn = n.func.id if isinstance(n.func, ast.Name) else (
+                n.func.attr if isinstance(n.func, ast.Attribute) else None)
+            if fn in _REBINDERS:
+                if fn in ("setattr", "delattr") and n.args and isinstance(n.args[0], ast.Name):
+                    out.add(n.args[0].id)
+                else:
+                    return None
+        elif isinstance(n, ast.Attribute) and n.attr == "modules" and isinstance(n.value, ast.Name) \
+                and n.value.id == "sys":
+            return None
+    return out
+
+
+def _as_assignment(node) -> str | None:
+    """Um import como a atribuição equivalente (`from numpy import matmul as mm` -> `mm = numpy.matmul`),
+    para que a regra de texto veja o nome importado."""
+    if isinstance(node, ast.ImportFrom):
+        mod = "." * node.level + (node.module or "")
+        return "\n".join(f"{a.asname or a.name} = {mod or '_'}.{a.name}" for a in node.names if a.name != "*")
+    if isinstance(node, ast.Import):
+        return "\n".join(f"{a.asname or a.name.split('.')[0]} = {a.name}" for a in node.names)
+    return None
+
+
+def student_definitions(sources: list[str]) -> dict[str, str]:
+    """nome -> texto do `def`/`class` de nível de módulo que o define, nas células do aluno,
+    seguido do texto de todo comando de nível de módulo do aluno que liga um nome que ele lê
+    (apelidos como `_h = np.matmul`, imports, outras funções; fechado por transitividade).
+
+    Um nome religado depois por outra coisa (atribuição, import...) ou cujo código pode ter
+    sido trocado (`f.__code__ = ...`, `setattr`) sai do mapa; exec/eval/globals()/sys.modules
+    em qualquer célula esvaziam o mapa: as regras de texto não podem ler uma definição que
+    não é a que roda (e, sem definição, a regra falha em vez de aprovar)."""
+    defs: dict[str, str] = {}
+    top: list[tuple[set[str], str, set[str]]] = []      # (nomes ligados, texto, nomes lidos)
+    gone: set[str] = set()
+    unknown = False
+    for src in sources:
+        text = integrity._to_python(src)
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        esc = _escapes(tree)
+        if esc is None:
+            unknown = True
+        else:
+            gone |= esc
+        for node in tree.body:
+            seg = _as_assignment(node) or ast.get_source_segment(text, node) or ""
+            bound = bound_names(node) if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                ast.ClassDef)) else {node.name}
+            top.append((bound, seg, loaded_names(node)))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and not node.decorator_list:
+                defs[node.name] = seg
+                if esc is not None and node.name not in esc:
+                    gone.discard(node.name)     # redefinida depois da troca, numa célula sem troca
+            else:
+                for name in bound:
+                    defs.pop(name, None)
+    if unknown:
+        return {}
+    out = {}
+    for name, seg in defs.items():
+        if name in gone:
+            continue
+        want, seen, extra = set(loaded_names(ast.parse(seg))) - {name}, {name}, []
+        while want - seen:
+            n = (want - seen).pop()
+            seen.add(n)
+            for bound, text, reads in top:
+                if n in bound and text != seg and text not in extra:
+                    extra.append(text)
+                    want |= reads
+        out[name] = "\n".join([seg, *extra])
+    return out
+
+
+def syntax_error(src: str) -> str | None:
+    """Mensagem em português se a célula não compila; None se compila."""
+    try:
+        ast.parse(integrity._to_python(src))
+    except SyntaxError as e:
+        return f"(linha {e.lineno}): {e.msg}"
+    except ValueError as e:
+        return str(e)[:200]
+    return None

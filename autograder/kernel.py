@@ -1,0 +1,171 @@
+"""Um kernel da sandbox e o código do corretor injetado nele (os dois lados do protocolo).
+
+`SandboxKernel` inicia um kernel do Jupyter na sandbox (sandbox.py), com a sua pasta
+(trabalho/, home/, sockets) e a sua caixa (cgroup), e o encerra com tudo o que ele
+iniciou. O código injetado na partida é wire.py mais `student_stub.py` (kernel do aluno)
+ou `harness_side.py` (kernel do corretor), num módulo próprio de cada kernel;
+`reset_harness` prepara um kernel do corretor para o próximo notebook.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from queue import Empty
+
+import zmq
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+
+from . import wire
+from .sandbox import KERNEL_NAME
+
+HERE = Path(__file__).resolve().parent
+STUDENT_MODULE = "_autograder_student"
+HARNESS_MODULE = "_autograder_harness"
+BASE_MODULE = "_autograder_base"      # estado da partida do kernel do corretor (sobrevive ao reset)
+MAX_SOCKET_MESSAGE = wire.MAX_BYTES + 4 * 1024 * 1024   # bytes de uma mensagem de um kernel (zmq)
+
+
+class KernelStartError(RuntimeError):
+    """O kernel nem começou: problema do corretor (sandbox), não do aluno."""
+
+
+class SandboxKernel:
+    """Um kernel iniciado na sandbox, com a sua pasta (trabalho/, home/, sockets).
+
+    Pode ser iniciado antes da hora (enquanto o notebook anterior roda) e já
+    com os módulos das células travadas importados (`warm`): importar o torch
+    leva segundos e não depende do aluno. A importação roda num dicionário
+    descartável, então nenhum nome aparece no notebook; só `sys.modules` muda."""
+
+    def __init__(self, run_dir: Path, kernel_dirs: list[str]):
+        self.run_dir = run_dir
+        self.km = AsyncKernelManager(
+            kernel_name=KERNEL_NAME,
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=kernel_dirs),
+            transport="ipc", ip=str(run_dir / "k"))
+        self.km.connection_file = str(run_dir / "conexao.json")
+        self.kc = None
+        self.uses = 0                          # notebooks servidos (kernel do corretor reaproveitado)
+        from .sandbox import Box
+        self.box = Box.for_run_dir(run_dir)    # [caixa] GANCHO (issue 13): o cgroup deste kernel
+
+    async def start(self, startup_timeout: float = 60.0, warm: list[str] | None = None,
+                    inject: str | None = None):
+        """Inicia o kernel; `warm`: módulos a importar antes; `inject`: código do corretor a rodar."""
+        log = open(self.run_dir / "kernel.log", "wb")
+        try:
+            await self.km.start_kernel(cwd=str(self.run_dir / "trabalho"), stdout=log, stderr=log)
+            self.kc = self.km.client()
+            # limite no socket: uma mensagem maior que isto derruba a conexão antes de ser lida
+            # (a memória deste processo, fora das caixas, não depende do aluno: revisão H6)
+            self.kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_SOCKET_MESSAGE)
+            self.kc.start_channels()
+            await self.kc.wait_for_ready(timeout=startup_timeout)
+        except Exception as e:  # noqa: BLE001
+            await self.shutdown()
+            tail = (self.run_dir / "kernel.log").read_text(errors="replace")[-800:]
+            raise KernelStartError(f"o kernel da sandbox não iniciou: {e}\n{tail}") from e
+        finally:
+            log.close()
+        self.kc.allow_stdin = False
+        if warm:
+            code = "".join(f"try:\n    exec({f'import {m}'!r}, {{}})\nexcept Exception:\n    pass\n"
+                           for m in warm)
+            await self.run_silent(code, startup_timeout)
+        if inject:
+            reply = await self.run_silent(inject, startup_timeout)
+            if reply is None or reply.get("status") != "ok":
+                await self.shutdown()
+                why = "sem resposta" if reply is None else f"{reply.get('ename')}: {reply.get('evalue')}"
+                raise KernelStartError(f"o código do corretor não rodou no kernel ({why})")
+        return self
+
+    async def run_silent(self, code: str, timeout: float) -> dict | None:
+        """Executa sem histórico nem saída guardada; devolve o conteúdo do execute_reply (ou None)."""
+        msg_id = self.kc.execute(code, silent=True, store_history=False)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                msg = await self.kc.shell_channel.get_msg(timeout=end - time.monotonic())
+            except Empty:
+                return None
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg["content"]
+        return None
+
+    async def is_alive(self) -> bool:
+        return await self.km.is_alive()
+
+    async def interrupt(self) -> None:
+        await self.km.interrupt_kernel()
+
+    async def kill(self) -> None:
+        try:
+            await self.km.shutdown_kernel(now=True)
+        except Exception:  # noqa: BLE001
+            pass
+
+    async def shutdown(self):
+        try:
+            if self.kc is not None:
+                self.kc.stop_channels()
+            if self.km.has_kernel:
+                await self.km.shutdown_kernel(now=True)
+        except Exception:  # noqa: BLE001 - o kernel pode já ter morrido
+            pass
+        try:
+            await self.km.cleanup_resources()
+        except Exception:  # noqa: BLE001
+            pass
+        # [caixa] GANCHO (issue 13): mata tudo o que o notebook iniciou e remove o cgroup dele
+        # (o lançador de sandbox.py o criou com o nome da pasta do kernel).
+        from .sandbox import Box
+        Box.for_run_dir(self.run_dir).close()
+
+
+
+
+# ----------------------------------------------------------------------------- código injetado
+
+def _module_code(name: str, side: str) -> str:
+    """Código que cria o módulo `name` no kernel com wire.py + o lado do protocolo."""
+    wire_src = (HERE / "wire.py").read_text(encoding="utf-8")
+    side_src = (HERE / side).read_text(encoding="utf-8")
+    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({name!r})\n"
+            f"exec(compile({wire_src!r}, {name + '.wire'!r}, 'exec'), _m.__dict__)\n"
+            f"exec(compile({side_src!r}, {name!r}, 'exec'), _m.__dict__)\n"
+            f"_s.modules[{name!r}] = _m\n{name} = _m\ndel _s, _t, _m\n")
+
+
+def student_stub_code() -> str:
+    return _module_code(STUDENT_MODULE, "student_stub.py")
+
+
+def harness_code() -> str:
+    return _module_code(HARNESS_MODULE, "harness_side.py")
+
+
+def harness_baseline_code() -> str:
+    """Guarda, num módulo à parte, o estado global do kernel do corretor logo depois da partida."""
+    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({BASE_MODULE!r})\n"
+            f"_m.state = {HARNESS_MODULE}.snapshot()\n_s.modules[{BASE_MODULE!r}] = _m\ndel _s, _t, _m\n")
+
+
+async def reset_harness(kernel: SandboxKernel, timeout: float, max_rss_fraction: float) -> str | None:
+    """Prepara o kernel do corretor para o próximo notebook; None se deu certo, senão o motivo.
+
+    No kernel: `reset_for_next` (harness_side.py) confere as regras que só ele vê e zera o
+    IPython e o estado global; depois um `_autograder_harness` novo é injetado."""
+    if not await kernel.is_alive():
+        return "o kernel do corretor não está vivo"
+    code = (f"__import__('sys').modules[{HARNESS_MODULE!r}].reset_for_next("
+            f"__import__('sys').modules[{BASE_MODULE!r}].state, {max_rss_fraction!r})")
+    for step in (code, harness_code()):
+        reply = await kernel.run_silent(step, timeout)
+        if reply is None:
+            return "o kernel do corretor não respondeu"
+        if reply.get("status") != "ok":
+            return str(reply.get("evalue") or reply.get("ename") or "erro")[:500]
+    return None
