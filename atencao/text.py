@@ -286,6 +286,15 @@ def extract_prose(markdown: str, glue: Mapping[str, str] | None = None,
     return [p for p in (re.sub(r"\s+", " ", p).strip() for p in paragraphs) if p]
 
 
+def glue_text(plain: str) -> str:
+    """Um valor colado como o `{glue:text}` o mostra: o `text/plain` da saída, sem as aspas
+    de um repr de texto (`'0,23'` vira 0,23)."""
+    try:
+        return str(ast.literal_eval(plain))
+    except (ValueError, SyntaxError):
+        return plain
+
+
 def load_glue(glue_file: Path) -> dict[str, str]:
     """Os valores colados numa página: o `<página>.glue.json` que o myst-nb grava ao construir o livro."""
     if not glue_file.is_file():
@@ -293,13 +302,8 @@ def load_glue(glue_file: Path) -> dict[str, str]:
     out = {}
     for name, item in json.loads(glue_file.read_text(encoding="utf-8")).items():
         plain = item.get("data", {}).get("text/plain")
-        if plain is None:
-            continue
-        try:
-            value = ast.literal_eval(plain)
-        except (ValueError, SyntaxError):
-            value = plain
-        out[name] = str(value)
+        if plain is not None:
+            out[name] = glue_text(plain)
     return out
 
 

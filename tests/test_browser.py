@@ -22,14 +22,13 @@ import json
 import re
 import time
 import urllib.request
-from pathlib import Path
 from urllib.parse import quote
 
 import nbformat
 import pytest
 
 from browser_util import (
-    CHROMIUM, CHROMIUM_ARGS, DESKTOP, HTML, MIN_FIGURE_TEXT_PX, PHONE, ROOT, SCREENSHOTS, Recorder,
+    DESKTOP, MIN_FIGURE_TEXT_PX, PHONE, ROOT, SCREENSHOTS, Recorder,
     chapters, strip_url, toc_files, wait_ready,
 )
 
@@ -52,29 +51,6 @@ def fetch(url: str) -> tuple[int, bytes]:
 # --------------------------------------------------------------------------
 # Fixtures: um servidor, um navegador, uma aba, cada página aberta uma vez
 # --------------------------------------------------------------------------
-
-@pytest.fixture(scope="session")
-def site():
-    from browser_util import serve
-
-    if not (HTML / "index.html").exists():
-        pytest.fail("_build/html não existe: rode `make book` (o `make test` faz isso antes do pytest)")
-    with serve(HTML) as base:
-        yield base
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium não encontrado em {CHROMIUM}: rode `make apt-deps` "
-                    "(instala o pacote Debian `chromium`; o `make test` faz isso)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
-
 
 @pytest.fixture(scope="session")
 def tab(browser, site):

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import gzip
 import re
-from pathlib import Path
 
 import pytest
 
-from browser_util import CHROMIUM, CHROMIUM_ARGS, DESKTOP, HTML, PHONE, SCREENSHOTS, SETTLE_JS, Recorder, serve
+from browser_util import DESKTOP, HTML, PHONE, SCREENSHOTS, SETTLE_JS, Recorder
 
 import interativo_casos_parte1  # noqa: F401  (registram os casos)
 import interativo_casos_parte2  # noqa: F401
@@ -35,26 +34,6 @@ ORCAMENTO_JS = 300 * 1024   # bytes gzip de JavaScript das figuras por página (
 # --------------------------------------------------------------------------
 # Fixtures
 # --------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def site():
-    if not (HTML / "index.html").exists():
-        pytest.fail("_build/html não existe: rode `make book` (o `make test` faz isso antes do pytest)")
-    with serve(HTML) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium não encontrado em {CHROMIUM}: rode `make apt-deps`")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
-
 
 @pytest.fixture()
 def aba(browser, site):

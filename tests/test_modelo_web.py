@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,30 +95,6 @@ def test_char_classes_are_those_of_python_re():
 # --------------------------------------------------------------------------
 # No Chromium
 # --------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def site():
-    from browser_util import HTML, serve
-
-    if not (HTML / PAGE).with_suffix(".html").exists():
-        pytest.fail("_build/html não existe: rode `make book` (o `make test` faz isso antes do pytest)")
-    with serve(HTML) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from browser_util import CHROMIUM, CHROMIUM_ARGS
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium não encontrado em {CHROMIUM}: rode `make apt-deps`")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
-
 
 class Requests:
     """Os endereços que a aba pediu e os erros do console; o que sai do localhost é recusado."""

@@ -40,7 +40,6 @@ faz a cópia sempre, para o download não depender dessa configuração.
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
 import shutil
@@ -51,6 +50,8 @@ from pathlib import Path
 import nbformat
 
 from curso import strip_machine_paths
+
+from atencao.text import glue_text, load_glue
 
 REMOVED_TAGS = {"remove-cell", "remove-input"}
 INSTALL_TAG = "course-install"  # a célula de instalação (os testes a reconhecem por esta tag)
@@ -111,19 +112,15 @@ def glued_values(nb: nbformat.NotebookNode, glue_file: Path | None = None) -> di
     O myst_nb guarda-os em `<página>.glue.json`, ao lado do caderno executado
     (`glue_file`); as saídas de glue que ficarem no caderno também contam.
     """
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    if glue_file is not None and glue_file.exists():
-        outputs += list(json.loads(glue_file.read_text(encoding="utf-8")).values())
     out = {}
-    for o in outputs:
-        name = o.get("metadata", {}).get("scrapbook", {}).get("name")
-        plain = o.get("data", {}).get("text/plain")
-        if name and plain is not None:
-            try:
-                value = ast.literal_eval(plain)
-            except (ValueError, SyntaxError):
-                value = plain
-            out[name] = str(value)
+    for c in nb.cells:
+        for o in c.get("outputs", []) if c.cell_type == "code" else []:
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            plain = o.get("data", {}).get("text/plain")
+            if name and plain is not None:
+                out[name] = glue_text(plain)
+    if glue_file is not None:
+        out.update(load_glue(glue_file))
     return out
 
 
