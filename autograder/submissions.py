@@ -367,7 +367,7 @@ class Collector:
                 self._add(student, assignment, rel, data, ts, origin, participant)
 
     def _by_name(self, fname: str) -> str | None:
-        """A tarefa que o nome do notebook diz (`09-softmax-online.ipynb`), se diz uma só."""
+        """A tarefa que o nome do notebook diz (`10-softmax-online.ipynb`), se diz uma só."""
         if not fname.endswith(".ipynb"):
             return None
         stem = Path(fname).stem

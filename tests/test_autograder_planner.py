@@ -21,7 +21,7 @@ from autograder import submissions
 from autograder.submissions import collect
 
 SP = ZoneInfo("America/Sao_Paulo")
-A1, A2 = "01-pontuacoes", "09-softmax-online"
+A1, A2 = "01-pontuacoes", "10-softmax-online"
 COURSE = {A1: [A1], A2: [A2]}
 NB = b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
 
@@ -82,7 +82,7 @@ def test_id_collision_marks_the_rows_and_never_aborts(tmp_path):
 
 
 def test_moodle_zip_without_assignment_grades_what_the_notebook_names_say(tmp_path):
-    """H5: sem --assignment nem prazo, `…_assignsubmission_file_/09-softmax-online.ipynb` é da 09."""
+    """H5: sem --assignment nem prazo, `…_assignsubmission_file_/10-softmax-online.ipynb` é da 10."""
     z = _zip(tmp_path / "m.zip", {
         f"Maria Silva_101_assignsubmission_file_/{A2}.ipynb": NB,
         f"Joao Souza_222_assignsubmission_file_/{A1}/{A1}.ipynb": NB,
@@ -149,7 +149,7 @@ def _row(student, a, score, top=10.0, status=Status.OK, late=None, submitted=Non
 
 @pytest.fixture
 def turma(tmp_path):
-    """Maria 101 e Maria 202 vieram do zip do Moodle (só a 09); ana da pasta, com as duas;
+    """Maria 101 e Maria 202 vieram do zip do Moodle (só a 10); ana da pasta, com as duas;
     o nome de um participante é uma fórmula."""
     ws = Workspace(tmp_path / "ws")
     ws.state.mkdir(parents=True)
