@@ -118,12 +118,7 @@ def restore_locked_cells(nb, release) -> tuple[object, list[Issue]]:
         if cell.cell_type != rel.cell_type:
             issues.append(Issue("tampered" if code_or_test(rel) else "note",
                                 f"célula '{gid}' mudou de tipo (restaurada)"))
-            cell.cell_type = rel.cell_type
-            if rel.cell_type == "code":
-                cell.outputs, cell.execution_count = [], None
-            else:
-                cell.pop("outputs", None)
-                cell.pop("execution_count", None)
+            _restore_type(cell, rel)
         old_meta = nbgrader_meta(cell)
         for key in ("grade", "solution", "locked", "points", "task"):
             if old_meta.get(key) != rm.get(key) and (key in rm or key in old_meta):
@@ -140,6 +135,16 @@ def restore_locked_cells(nb, release) -> tuple[object, list[Issue]]:
     return nb, issues
 
 
+def _restore_type(cell, rel) -> None:
+    """A célula volta ao tipo da versão distribuída (código sem saídas, ou texto)."""
+    cell.cell_type = rel.cell_type
+    if rel.cell_type == "code":
+        cell.outputs, cell.execution_count = [], None
+    else:
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+
+
 def _restore_meta(cell, rel, issues: list[Issue]) -> None:
     """Célula de resposta (nem travada nem de nota): os metadados do nbgrader voltam aos da
     versão distribuída. Uma resposta que se diz travada, de nota ou de tarefa é adulteração:
@@ -152,12 +157,7 @@ def _restore_meta(cell, rel, issues: list[Issue]) -> None:
         issues.append(Issue("tampered", f"célula de resposta '{grade_id(rel)}' com metadados de célula "
                                         f"do professor ({', '.join(claims) or 'tipo'}; restaurados)"))
     if cell.cell_type != rel.cell_type:
-        cell.cell_type = rel.cell_type
-        if rel.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-        else:
-            cell.pop("outputs", None)
-            cell.pop("execution_count", None)
+        _restore_type(cell, rel)
     cell.metadata["nbgrader"] = copy.deepcopy(dict(rm))
 
 
