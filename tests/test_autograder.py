@@ -38,8 +38,11 @@ _spec.loader.exec_module(cenarios)
 SLUG = cenarios.SLUG
 # Limites curtos para a bateria ser rápida, com folga para importar o torch
 # (3-4 s numa máquina de 2 núcleos ocupada): o kernel já chega com os módulos
-# das células travadas importados, fora do relógio das células.
-LIMITS = ["--tempo-celula", "5", "--tempo-notebook", "40"]
+# das células travadas importados, fora do relógio das células. Memória de 1 GiB:
+# a bomba de memória chega ao limite depois de tocar ~300 MiB, não ~1,3 GiB (numa
+# máquina nova, a primeira escrita em cada página é lenta e, com 2 GiB, a bomba
+# chegou a passar dos 5 s na CI: `timeout` em vez de `crashed`).
+LIMITS = ["--tempo-celula", "5", "--tempo-notebook", "40", "--memoria", "1024"]
 
 HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
 
