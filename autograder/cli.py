@@ -48,6 +48,12 @@ def _positive(kind):
     return conv
 
 
+def _positive_decimal(text: str) -> float:
+    """Número positivo com ponto ou vírgula decimal ("0.5" ou "0,5")."""
+    return _positive(float)(text.replace(",", ".", 1) if text.count(",") == 1 and "." not in text else text)
+
+
+
 def _nonnegative(kind):
     def conv(text):
         try:
@@ -140,6 +146,10 @@ def _grade_parser(sub) -> None:
     _opt(g, "--memory", "--memoria", type=_positive(int), default=DEFAULTS.memory_mib, metavar="MIB",
          help="memória de cada notebook, somando todos os processos que ele iniciar, com "
               f"memória compartilhada e tmpfs, em MiB (padrão: {DEFAULTS.memory_mib})")
+    _opt(g, "--cpus", "--nucleos", type=_positive_decimal, default=DEFAULTS.cpus, metavar="N",
+         help="núcleos de CPU de cada kernel, somando todos os processos que ele iniciar (cota do "
+              "cgroup; aceita fração, p.ex. 0,5); processos a mais num notebook não tiram CPU de "
+              f"outro (padrão: {DEFAULTS.cpus:g})")
     _opt(g, "--max-processes", "--processos", type=_positive(int), default=DEFAULTS.nproc, metavar="N",
          help=f"processos e threads de cada notebook, somando todos (padrão: {DEFAULTS.nproc})")
     _opt(g, "--disk", "--disco", type=_positive(int), default=DEFAULTS.disk_mib, metavar="MIB",
@@ -381,7 +391,7 @@ def _cmd_grade(args) -> int:
         args.cell_timeout = float(repo_config().Execute.get("timeout", 30) or 30)
     opts = grade_options(
         args.submissions, assignments=args.assignment, jobs=args.jobs, cell_timeout=args.cell_timeout,
-        notebook_timeout=args.notebook_timeout, memory_mib=args.memory, nproc=args.max_processes,
+        notebook_timeout=args.notebook_timeout, memory_mib=args.memory, cpus=args.cpus, nproc=args.max_processes,
         disk_mib=args.disk, use_sandbox=not args.no_sandbox, pattern=args.pattern, tz=args.timezone,
         deadlines=args.deadline, redo=args.force, tty=False if args.no_progress else None,
         scheduler=args.scheduler, client=getattr(args, "client", None))

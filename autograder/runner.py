@@ -97,13 +97,14 @@ def box_warning() -> str | None:
 
 
 def grade_options(submissions: Path, *, cell_timeout: float, notebook_timeout: float,
-                  memory_mib: int, nproc: int, disk_mib: int, **rest) -> GradeOptions:
+                  memory_mib: int, nproc: int, disk_mib: int, cpus: float = sandbox.Limits.cpus,
+                  **rest) -> GradeOptions:
     """As opções de `run_grade` a partir de números simples: quem chama (a linha de comando)
     não precisa conhecer o executor nem a sandbox."""
     return GradeOptions(
         submissions=Path(submissions),
         settings=ExecSettings(cell_timeout=cell_timeout, notebook_timeout=notebook_timeout),
-        limits=sandbox.Limits(memory_mib=memory_mib, nproc=nproc, disk_mib=disk_mib), **rest)
+        limits=sandbox.Limits(memory_mib=memory_mib, nproc=nproc, disk_mib=disk_mib, cpus=cpus), **rest)
 
 
 def say(msg: str) -> None:

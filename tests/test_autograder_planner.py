@@ -458,14 +458,18 @@ def _parse(*argv):
 
 def test_flags_are_english_and_the_portuguese_spellings_still_work():
     english = _parse("grade", "e/", "--workspace", "w", "--deadline", "a=2025-01-01 10:00", "--timezone",
-                     "UTC", "--memory", "512", "--max-processes", "9", "--disk", "64", "--pattern", "x",
+                     "UTC", "--memory", "512", "--cpus", "0.5", "--max-processes", "9", "--disk", "64", "--pattern", "x",
                      "--cell-timeout", "3", "--notebook-timeout", "9", "--force", "--no-feedback",
                      "--no-report", "--no-progress", "--no-sandbox", "--solutions", "s")
     portuguese = _parse("grade", "e/", "--workspace", "w", "--prazo", "a=2025-01-01 10:00", "--fuso",
-                        "UTC", "--memoria", "512", "--processos", "9", "--disco", "64", "--padrao", "x",
+                        "UTC", "--memoria", "512", "--nucleos", "0,5", "--processos", "9", "--disco", "64", "--padrao", "x",
                         "--tempo-celula", "3", "--tempo-notebook", "9", "--refazer", "--sem-feedback",
                         "--sem-relatorio", "--sem-barra", "--sem-sandbox", "--solucoes", "s")
     assert vars(english) == vars(portuguese)
+    assert english.cpus == 0.5 and _parse("grade", "e/", "--workspace", "w").cpus == 1.0
+    from autograder.runner import grade_options
+    assert grade_options(Path("e"), cell_timeout=1, notebook_timeout=1, memory_mib=64, nproc=4, disk_mib=8,
+                         cpus=english.cpus).limits.cpus == 0.5
     assert english.memory == 512 and english.max_processes == 9 and english.deadline == ["a=2025-01-01 10:00"]
     both = _parse("grade", "e/", "--workspace", "w", "--deadline", "a=1", "--prazo", "b=2")
     assert both.deadline == ["a=1", "b=2"]
