@@ -56,13 +56,23 @@ def _env() -> dict:
     return env
 
 
-def _timed(cmd: list[str], cwd: Path) -> float:
-    t0 = time.perf_counter()
+def _machine_cpu() -> float:
+    """Segundos de CPU ocupados na máquina inteira desde o boot (/proc/stat: tudo menos idle e
+    iowait). Conta os kernels que a sandbox encerra e que nenhum processo nosso espera (o
+    `getrusage` dos filhos não os vê); por isso a carga média vai junto na tabela."""
+    fields = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    busy = sum(fields) - fields[3] - fields[4]       # idle, iowait
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def _timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """(tempo de parede, segundos de CPU ocupados na máquina) de um comando."""
+    t0, c0 = time.perf_counter(), _machine_cpu()
     p = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, _machine_cpu() - c0
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:4])} ... falhou ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
-    return dt
+    return dt, cpu
 
 
 def load() -> str:
@@ -134,9 +144,10 @@ def main() -> int:
 
         course = nbgrader_course(tmp, subs, assignments)
         ld = load()
-        t_nbg = sum(_timed([sys.executable, "-m", "nbgrader", "autograde", a, "--force", "--log-level=ERROR"],
-                           course) for a in assignments)
-        rows.append(("`nbgrader autograde` em série (uma chamada por tarefa)", t_nbg, ld))
+        runs = [_timed([sys.executable, "-m", "nbgrader", "autograde", a, "--force", "--log-level=ERROR"], course)
+                for a in assignments]
+        t_nbg, cpu_nbg = sum(r[0] for r in runs), sum(r[1] for r in runs)
+        rows.append(("`nbgrader autograde` em série (uma chamada por tarefa)", t_nbg, cpu_nbg, ld))
         print(f"nbgrader em série: {t_nbg:.1f} s", flush=True)
         ref = nbgrader_scores(course)
 
@@ -153,7 +164,7 @@ def main() -> int:
             ws = tmp / f"ws{tag}"
             Workspace(ws, sol).prepare(assignments)
             ld = load()
-            dt = _timed([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
+            dt, cpu = _timed([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
                          "--solucoes", str(sol),
                          "--jobs", str(jobs), "--sem-feedback", "--sem-relatorio", "--sem-barra", *extra], ROOT)
             ours = our_scores(ws)
@@ -164,7 +175,7 @@ def main() -> int:
                 return 1
             measured[tag] = dt
             rows.append((f"`python -m autograder grade --jobs {jobs}{' ' + ' '.join(extra) if extra else ''}`"
-                         " (sandbox)", dt, ld))
+                         " (sandbox)", dt, cpu, ld))
             print(f"corretor --jobs {jobs} {' '.join(extra)}: {dt:.1f} s (notas iguais às do nbgrader)", flush=True)
 
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -175,13 +186,16 @@ def main() -> int:
         f"{platform.python_version()}. {args.alunos} alunos sintéticos (bench/submissoes.py) x "
         f"{len(assignments)} tarefas ({', '.join(assignments)}) = {n_nb} notebooks. Tempo de parede "
         "só da correção (a geração das tarefas fica fora nos dois). Antes de comparar, o script "
-        "confere que a nota automática de cada (aluno, tarefa) é a mesma nos dois.",
+        "confere que a nota automática de cada (aluno, tarefa) é a mesma nos dois. CPU por notebook: "
+        "segundos de CPU ocupados na máquina durante o comando (/proc/stat; Dask, kernels e o que mais "
+        "estiver rodando: veja a carga média), divididos pelo número de notebooks.",
         "",
-        "| o quê | tempo | notebooks/min | carga média antes |",
-        "|---|---|---|---|",
+        "| o quê | tempo | notebooks/min | CPU por notebook | carga média antes |",
+        "|---|---|---|---|---|",
     ]
-    for label, dt, ld in rows:
-        lines.append(f"| {label} | {fmt_num(dt, 1)} s | {fmt_num(n_nb / dt * 60, 1)} | {ld} |")
+    for label, dt, cpu, ld in rows:
+        lines.append(f"| {label} | {fmt_num(dt, 1)} s | {fmt_num(n_nb / dt * 60, 1)} | "
+                     f"{fmt_num(cpu / n_nb, 2)} núcleo·s | {ld} |")
     lines += ["", f"Vazão do corretor com 2 processos: **{fmt_num(t_nbg / measured['2'], 2)}x** a do nbgrader em série."]
     if "1" in measured:
         lines.append(f"Com 1 processo: {fmt_num(t_nbg / measured['1'], 2)}x; o segundo processo dá mais "
