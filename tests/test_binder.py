@@ -201,6 +201,9 @@ def test_binder_link_shows_the_chapter_without_myst_in_jupyterlab(binder, tmp_pa
             shown = page.evaluate("() => [...document.querySelectorAll("
                                   "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedMarkdown')]"
                                   ".map(e => e.textContent).join('\\n')")
+            shots = ROOT / "_build" / "screenshots" / "binder"
+            shots.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shots / f"{Path(target).stem}.png"))
             browser.close()
     finally:
         stop(server)
