@@ -221,13 +221,17 @@ LAYOUT_JS = r"""
     figures.push({src: img.src.split("/").pop(), shown: Math.round(shown), natural: img.naturalWidth,
                   textPx: Math.round(textPx * 10) / 10, readable: textPx >= minTextPx - 0.01, zoom: !!zoom});
   }
-  // Figuras que rolam na caixa: a borda do lado em que a figura continua esmaece (curso.css).
+  // Figuras que rolam na caixa (a figura é mais larga que a coluna: parte dela fica
+  // fora da tela, `cut`): a borda do lado em que a figura continua esmaece (curso.css).
   for (const box of document.querySelectorAll("div.cell_output, div.cell_output div.output")) {
     if (!box.querySelector(":scope > a.figura-ampliar") || box.scrollWidth <= box.clientWidth + 1) continue;
     const src = box.querySelector("img").src.split("/").pop();
     const fig = figures.find((f) => f.src === src);
-    if (fig) fig.cue = getComputedStyle(box).maskImage.includes("gradient")
-      && getComputedStyle(box).animationName === "figura-rola";
+    if (fig) {
+      fig.cut = {content: box.scrollWidth, box: box.clientWidth};
+      fig.cue = getComputedStyle(box).maskImage.includes("gradient")
+        && getComputedStyle(box).animationName === "figura-rola";
+    }
   }
   // Blocos de código que rolam para o lado em vez de quebrar a linha na coluna.
   const code = [];

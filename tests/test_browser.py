@@ -178,6 +178,17 @@ def test_figure_text_is_readable_and_figures_open_full_size(reports, page, width
     assert not no_cue, f"{page} ({width}): figuras que rolam sem o sinal de que continuam: {no_cue}"
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_no_desktop_figure_is_cut(reports, page):
+    """No computador (1400 px) toda figura cabe inteira na coluna: nenhuma rola para o lado
+    com um painel fora da tela (no celular uma figura larga pode rolar, com o sinal)."""
+    layout = reports[page].layout["computador"]
+    cut = [f"{f['src']} ({f['cut']['content']} px numa coluna de {f['cut']['box']} px)"
+           for f in layout["figures"] if f.get("cut")]
+    assert not cut, (f"{page} (computador, {layout['width']} px): figuras mais largas que a coluna, "
+                     f"com parte fora da tela: {cut} (reduza a largura da figura ou empilhe os painéis)")
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("page", PAGES)
 def test_code_blocks_wrap_to_the_column(reports, page, width):
@@ -246,7 +257,7 @@ def test_page_toc_highlight_follows_the_reader_after_a_jump(tab, site):
 
 @pytest.mark.parametrize("page,slug", chapters())
 def test_launch_menu_opens_the_exercise_notebook(tab, site, page, slug):
-    """Colab abre o caderno de exercícios; Binder, o capítulo; sem hub configurado, sem JupyterHub."""
+    """Colab abre o caderno de exercícios; Binder, o caderno do capítulo; sem hub configurado, sem JupyterHub."""
     import yaml
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
@@ -257,7 +268,9 @@ def test_launch_menu_opens_the_exercise_notebook(tab, site, page, slug):
         ".dropdown-launch-buttons a", "els => els.map(a => [a.textContent.trim(), a.href])"))
     assert menu.get("Colab") == (f"https://colab.research.google.com/github/{repo}/blob/main/"
                                  f"exercises/{slug}/{slug}.ipynb"), menu
-    assert menu.get("Binder", "").endswith(f"?urlpath=lab/tree/{page}.md"), menu
+    # O caderno limpo que o binder/postBuild gera da página (tests/test_binder.py confere o conteúdo).
+    binder_notebook = f"notebooks/{page.removeprefix('book/')}.ipynb"
+    assert menu.get("Binder", "").endswith(f"?urlpath=lab/tree/{binder_notebook}"), menu
     hub = (config.get("launch_buttons") or {}).get("jupyterhub_url")
     if hub:
         assert "git-pull?" in menu.get("JupyterHub", "") and f"exercises/{slug}/{slug}.ipynb" in menu["JupyterHub"]

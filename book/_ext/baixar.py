@@ -32,6 +32,11 @@ deixar o leitor num `ModuleNotFoundError` células depois.
 A reescrita é idempotente (marca `metadata.curso.download`): uma página que
 não foi reescrita nesta construção incremental já está pronta.
 
+O botão do Binder abre o mesmo caderno, gerado no Binder pelo binder/postBuild
+com estas funções (book/_ext/binder_pages.py): lá não há Sphinx, e o número do
+capítulo sai do _toc.yml (`chapter_numbers`); cada construção confere que ele
+é o mesmo que o Sphinx dá.
+
 O tema só copia o caderno e mostra o botão ".ipynb" quando há algum botão de
 lançamento configurado (é `add_launch_buttons` quem copia); `_offer_notebook`
 faz a cópia sempre, para o download não depender dessa configuração.
@@ -48,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+import yaml
 
 from curso import strip_machine_paths
 
@@ -109,15 +115,19 @@ def _clean(value, root: Path):
 def glued_values(nb: nbformat.NotebookNode, glue_file: Path | None = None) -> dict[str, str]:
     """Os valores colados (myst_nb.glue) como o {glue:text} os mostra.
 
-    O myst_nb guarda-os em `<página>.glue.json`, ao lado do caderno executado
-    (`glue_file`); as saídas de glue que ficarem no caderno também contam.
+    Na construção do livro, o myst_nb guarda-os em `<página>.glue.json`, ao
+    lado do caderno executado (`glue_file`). Num caderno executado fora dele (o
+    do Binder, book/_ext/binder_pages.py) eles estão nas saídas de glue das
+    células, que saem do caderno aqui, como na construção
+    (`extract_glue_data_cell` do myst_nb).
     """
+    from myst_nb.ext.glue import extract_glue_data_cell
+
     out = {}
     for c in nb.cells:
-        for o in c.get("outputs", []) if c.cell_type == "code" else []:
-            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
-            plain = o.get("data", {}).get("text/plain")
-            if name and plain is not None:
+        for name, output in extract_glue_data_cell(c) if c.cell_type == "code" else []:
+            plain = output.get("data", {}).get("text/plain")
+            if plain is not None:
                 out[name] = glue_text(plain)
     if glue_file is not None:
         out.update(load_glue(glue_file))
@@ -245,7 +255,8 @@ def _rewrite_all(app, exc):
     sources = Path(app.outdir) / "_sources"
     labels = {name: title for name, (_, _, title) in
               app.env.domaindata.get("std", {}).get("labels", {}).items() if title}
-    citations = _citations(Path(app.confdir))
+    citations = book_citations(Path(app.confdir))
+    chapters = chapter_numbers(Path(app.confdir))
     for path in sorted(sources.rglob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         if nb.metadata.get("curso", {}).get("download"):
@@ -255,15 +266,37 @@ def _rewrite_all(app, exc):
                 f"{path.name}: sem `repository.url` em _config.yml não há de onde instalar o "
                 "pacote do curso no .ipynb baixado")
         docname = path.relative_to(sources).with_suffix("").as_posix()
-        number = app.env.toc_secnumbers.get(docname, {}).get("", ())
+        number = ".".join(map(str, app.env.toc_secnumbers.get(docname, {}).get("", ())))
+        if number != chapters.get(docname, ""):   # o gerador do Binder numera pelo _toc.yml
+            raise RuntimeError(f"{docname}: o Sphinx numera o capítulo como {number!r}, "
+                               f"chapter_numbers (_toc.yml) como {chapters.get(docname, '')!r}")
         glue_file = Path(app.outdir).parent / "jupyter_execute" / f"{docname}.glue.json"
         ctx = PageContext(glue=glued_values(nb, glue_file), labels=labels, citations=citations,
-                          number=".".join(map(str, number)),
+                          number=number,
                           source_dir=(Path(app.srcdir) / docname).parent)
         nbformat.write(rewrite_download(nb, repo_url, ref, Path(app.confdir), ctx), path)
 
 
-def _citations(root: Path) -> dict[str, str]:
+def chapter_numbers(root: Path) -> dict[str, str]:
+    """docname -> número do capítulo, como o Jupyter Book numera o _toc.yml.
+
+    Cada parte com `numbered: true` continua a contagem da anterior (o
+    sphinx-multitoc-numbering do JB1); as partes sem numeração (apêndices)
+    ficam sem número.
+    """
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    out, n = {}, 0
+    for part in toc.get("parts", []):
+        for chapter in part.get("chapters", []):
+            if part.get("numbered"):
+                n += 1
+                out[chapter["file"]] = str(n)
+            else:
+                out[chapter["file"]] = ""
+    return out
+
+
+def book_citations(root: Path) -> dict[str, str]:
     """chave -> "Sobrenome et al., ano", de book/references.bib."""
     from pybtex.database import parse_file
 

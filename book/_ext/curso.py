@@ -60,9 +60,14 @@ from docutils import nodes
 from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective
 
-import mathjax  # pacote do django-static-mathjax
 
-ES5 = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+def _mathjax_es5() -> Path:
+    """A cópia do MathJax que o pacote django-static-mathjax traz (importada só na
+    construção: o gerador dos cadernos do Binder usa este módulo sem ela)."""
+    import mathjax
+
+    return Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+
 PARTS = ["tex-chtml.js", "input", "output/chtml", "ui", "a11y", "adaptors", "sre"]
 SITE_DIR = "exercicios"
 
@@ -105,10 +110,20 @@ class Launch:
         return f"{self.hub}/hub/user-redirect/git-pull?{query}"
 
     def binder_url(self, path: str) -> str | None:
-        """O repositório no Binder, com o ambiente de binder/, abrindo `path`."""
+        """O repositório no Binder, com o ambiente de binder/, abrindo `path` (relativo à raiz)."""
         if not self.binder:
             return None
         return f"{self.binder}/v2/gh/{self.org_repo}/{self.branch}?urlpath={self.interface}/{path}"
+
+
+# Onde o binder/postBuild grava o caderno de cada página (book/_ext/binder_pages.py),
+# relativo à raiz do repositório: o botão do Binder abre este caderno.
+BINDER_NOTEBOOKS = "notebooks"
+
+
+def binder_notebook(docname: str) -> str:
+    """O caderno do Binder de uma página: book/parte1/04-softmax -> notebooks/parte1/04-softmax.ipynb."""
+    return f"{BINDER_NOTEBOOKS}/{docname.removeprefix('book/')}.ipynb"
 
 
 # Endereços de exemplo que não podem ir para um site publicado.
@@ -181,8 +196,10 @@ def _launch_buttons(app, pagename, templatename, context, doctree):
     """Refaz o menu do foguete (o do sphinx-book-theme abre a página .md do capítulo).
 
     Colab e JupyterHub (nbgitpuller) abrem o caderno de EXERCÍCIOS do capítulo;
-    o Binder abre a página do capítulo no ambiente de binder/ (o jupytext a abre
-    como notebook). Sem JupyterHub configurado, não há botão de JupyterHub.
+    o Binder abre, no ambiente de binder/, o caderno da página que o
+    binder/postBuild gera do repositório (`binder_notebook`; o mesmo caderno
+    limpo do botão de download: números colados escritos, caixas e referências
+    em Markdown comum). Sem JupyterHub configurado, não há botão de JupyterHub.
     """
     group = next((b for b in context.get("header_buttons", [])
                   if b.get("type") == "group" and b.get("label") == "launch-buttons"), None)
@@ -203,8 +220,7 @@ def _launch_buttons(app, pagename, templatename, context, doctree):
             "_static/images/logo_colab.png")
         add("JupyterHub", launch.jupyterhub(exercise_path(slug)), "Abrir os exercícios no JupyterHub",
             "_static/images/logo_jupyterhub.svg")
-    source = app.env.doc2path(pagename, False)
-    add("Binder", launch.binder_url(str(source)), "Abrir este capítulo no Binder",
+    add("Binder", launch.binder_url(binder_notebook(pagename)), "Abrir este capítulo no Binder",
         "_static/images/logo_binder.svg")
     if buttons:
         group["buttons"] = buttons
@@ -345,8 +361,9 @@ def _copy(app, exc):
     if exc is not None or app.builder.format != "html":
         return
     dest = Path(app.outdir) / "_static" / "mathjax"
+    es5 = _mathjax_es5()
     for part in PARTS:
-        src, dst = ES5 / part, dest / part
+        src, dst = es5 / part, dest / part
         if src.is_dir():
             shutil.copytree(src, dst, dirs_exist_ok=True)
         else:
@@ -597,8 +614,9 @@ def _digest(app) -> str:
 
 def setup(app):
     _register_bib_style()
-    if not (ES5 / "tex-chtml.js").exists():
-        raise RuntimeError(f"MathJax local não encontrado em {ES5}; rode `make` para instalar")
+    es5 = _mathjax_es5()
+    if not (es5 / "tex-chtml.js").exists():
+        raise RuntimeError(f"MathJax local não encontrado em {es5}; rode `make` para instalar")
     # O MathJax em toda página, não só nas que têm fórmulas no corpo: o sumário
     # lateral e os links anterior/próxima mostram títulos com matemática
     # (capítulo 1: $QK^\top$), que sem ele apareceriam como LaTeX cru.
