@@ -232,3 +232,239 @@ def test_every_hidden_part_of_chapter1_is_drawn_per_student(monkeypatch):
         for pa, pb in zip(parts, bia[test]):
             assert set(pa) - set(pb), f"{test}: a parte oculta dá as mesmas entradas a dois alunos"
     assert _hidden_inputs(CAP1, None, monkeypatch) == _hidden_inputs(CAP1, None, monkeypatch)
+
+
+# ----------------------------------------------------------------------------- de ponta a ponta (CLI)
+
+def _cli():
+    from test_autograder import HAS_BWRAP, WHY_NOT, read_csv, run_cli
+    if not HAS_BWRAP:
+        pytest.skip(f"sandbox: {WHY_NOT}")
+    return read_csv, run_cli
+
+
+def _questions(ws: Path) -> dict[tuple[str, str], dict]:
+    with open(ws / "questions.csv", encoding="utf-8", newline="") as f:
+        return {(r["student_id"], r["grade_id"]): r for r in csv.DictReader(f)}
+
+
+def _answers(slug: str) -> dict[str, str]:
+    return {integrity.grade_id(c): c.source for c in _nb("solutions", slug).cells
+            if integrity.nbgrader_meta(c).get("solution")}
+
+
+def _submission(slug: str, answers: dict[str, str]):
+    nb = copy.deepcopy(_nb("exercises", slug))
+    for c in nb.cells:
+        if integrity.grade_id(c) in answers:
+            c.source = answers[integrity.grade_id(c)]
+    return nb
+
+
+def _write(subs: Path, slug: str, notebooks: dict[str, object]) -> Path:
+    for student, nb in notebooks.items():
+        d = subs / student / slug
+        d.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, d / f"{slug}.ipynb")
+    return subs
+
+
+# A chave de uma chamada: a mesma no kernel do aluno (tabela de respostas) e aqui.
+KEY_SOURCE = '''
+import hashlib as _hl, pickle as _pk
+import numpy as _np_k
+import torch as _torch_k
+def _chave(nome, args, kwargs):
+    def _c(a):
+        if isinstance(a, _torch_k.Tensor):
+            a = ("t", str(a.dtype), tuple(a.shape), a.detach().contiguous().numpy().tobytes())
+        elif isinstance(a, _np_k.ndarray):
+            a = ("a", a.dtype.str, a.shape, _np_k.ascontiguousarray(a).tobytes())
+        return a
+    return _hl.sha256(_pk.dumps((nome, [_c(a) for a in args], sorted((k, _c(v)) for k, v in kwargs.items())))).hexdigest()
+'''
+
+# O espião: cada função anota o que recebe (e imprime na hora uma linha com o resumo da chamada);
+# a célula seguinte imprime tudo o que foi anotado até ali, inclusive as chamadas ocultas.
+SPY_HEAD = KEY_SOURCE + '''
+import base64 as _b64
+_VISTOS = []
+def _anota(nome, args, kwargs):
+    # cópias simples (o tensor que chega pelo corretor traz um data_ptr próprio, que não se serializa)
+    _VISTOS.append((nome, tuple(a.detach().clone() if isinstance(a, _torch_k.Tensor) else a for a in args), kwargs))
+    print("CHAMADA", len(_VISTOS), _chave(nome, args, kwargs)[:24])
+def _vaza():
+    print("VAZOU:" + _b64.b64encode(_pk.dumps(_VISTOS)).decode())
+'''
+LEAK_RE = re.compile(r"VAZOU:([A-Za-z0-9+/=]+)")
+CALL_RE = re.compile(r"CHAMADA \d+ ([0-9a-f]{24})")
+
+
+def _spied(src: str, names: tuple[str, ...]) -> str:
+    """As funções da solução com `_anota(...)` na primeira linha do corpo."""
+    import ast
+    tree = ast.parse(src)
+    lines = src.splitlines(keepends=True)
+    for node in sorted((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in names),
+                       key=lambda n: -n.body[0].lineno):
+        params = [a.arg for a in node.args.args]
+        call = (f"    _anota({node.name!r}, ({', '.join(params)},), {{}})\n")
+        lines.insert(node.body[0].lineno - 1, call)
+    return "".join(lines)
+
+
+def _spy_notebook():
+    a = _answers(CAP1)
+    return _submission(CAP1, {
+        "scores_loops": SPY_HEAD + _spied(a["scores_loops"], ("scores_loops",)),
+        "scores": "_vaza()\n" + _spied(a["scores"], ("scores",)),
+        "scores_checked": "_vaza()\n" + _spied(a["scores_checked"], ("scores_checked",)),
+        "custo": "_vaza()\n" + _spied(a["custo"], ("count_scores", "scores_bytes")),
+    })
+
+
+def _replay_notebook(table: dict) -> object:
+    """Nenhuma conta: cada função procura a resposta na tabela (zeros se não acha). O texto de
+    `scores_loops` tem os laços que a regra de texto pede."""
+    blob = base64.b64encode(pickle.dumps(table)).decode()
+    head = KEY_SOURCE + (
+        f"import base64 as _b64\n_TABELA = _pk.loads(_b64.b64decode({blob!r}))\n"
+        "def _responde(nome, *args, **kwargs):\n"
+        "    r = _TABELA.get(_chave(nome, args, kwargs))\n"
+        "    if r is None:\n        return _np_k.zeros(1)\n"
+        "    if r[0] == 'erro':\n        raise ValueError(r[1])\n"
+        "    return r[1]\n")
+    return _submission(CAP1, {
+        "scores_loops": head + ("def scores_loops(Q, K):\n    S = _responde('scores_loops', Q, K)\n"
+                                "    for i in range(0):\n        for j in range(0):\n"
+                                "            for t in range(0):\n                S[i, j] += Q[i, t] * K[j, t]\n"
+                                "    return S\n"),
+        "scores": "def scores(q, k):\n    return _responde('scores', q, k)\n",
+        "scores_checked": "def scores_checked(q, k):\n    return _responde('scores_checked', q, k)\n",
+        "custo": ("def count_scores(T, n_heads, n_layers, batch=1):\n"
+                  "    return _responde('count_scores', T, n_heads, n_layers, batch)\n"
+                  "def scores_bytes(T, bytes_per_element):\n"
+                  "    return _responde('scores_bytes', T, bytes_per_element)\n"),
+    })
+
+
+def _table_from_leak(page: str) -> dict:
+    """A tabela que um aluno monta fora do notebook: as entradas vazadas na página dele e as
+    respostas certas (calculadas aqui com a solução)."""
+    leaks = LEAK_RE.findall(page)
+    assert leaks, "o espião não vazou nada na página (o cenário não rodou)"
+    calls = pickle.loads(base64.b64decode(leaks[-1]))
+    ns: dict = {}
+    exec("import math\nimport numpy as np\nimport torch\n" + KEY_SOURCE, ns)
+    for gid in ("scores_loops", "scores", "scores_checked", "custo"):
+        exec(_answers(CAP1)[gid], ns)
+    table = {}
+    for name, args, kwargs in calls:
+        try:
+            table[ns["_chave"](name, args, kwargs)] = ("valor", ns[name](*args, **kwargs))
+        except ValueError as e:
+            table[ns["_chave"](name, args, kwargs)] = ("erro", str(e))
+    return table
+
+
+def _page(ws: Path, student: str, slug: str) -> str:
+    return (ws / "retornos" / student / slug / f"{slug}.html").read_text(encoding="utf-8")
+
+
+def _hidden_outputs(ws: Path, student: str, slug: str) -> tuple[str, list[str]]:
+    """(texto das saídas das partes visíveis, o de cada parte oculta) das células de teste do
+    notebook corrigido (a cópia do professor, que guarda tudo)."""
+    import json
+    nb = nbformat.read(ws / "autograded" / student / slug / f"{slug}.ipynb", as_version=4)
+    vis, hid = [], []
+    for c in nb.cells:
+        parts = c.metadata.get("autograder", {}).get("parts") if c.cell_type == "code" else None
+        pos = 0
+        for p in parts or []:
+            chunk = c.outputs[pos: pos + p["outputs"]]
+            pos += p["outputs"]
+            (hid if p["hidden"] else vis).append(json.dumps(chunk, ensure_ascii=False))
+    return "\n".join(vis), hid
+
+
+def _readable_outputs(ws: Path) -> str:
+    """Tudo o que a correção escreve para pessoas lerem fora da cópia do professor: CSVs,
+    páginas de retorno e exportações (os zips abertos)."""
+    import zipfile
+    out = []
+    for f in sorted(ws.rglob("*")):
+        rel = f.relative_to(ws).parts
+        if not f.is_file() or rel[0] in ("autograded", "submitted", "source", "release", ".autograder") \
+                or f.suffix in (".db", ".sqlite", ".ipynb"):
+            continue
+        if f.suffix == ".zip":
+            with zipfile.ZipFile(f) as z:
+                out += [z.read(n).decode("utf-8", "replace") for n in z.namelist()]
+        else:
+            out.append(f.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def vazamento(tmp_path_factory):
+    """Dois alunos com o espião e a solução; depois, a tabela de respostas de ana entregue
+    por ana e por bia (mesmo workspace, mesmo segredo)."""
+    read_csv, run_cli = _cli()
+    base = tmp_path_factory.mktemp("ocultos")
+    ws = base / "ws"
+    spy = _spy_notebook()
+    subs = _write(base / "entregas1", CAP1, {"ana": spy, "bia": copy.deepcopy(spy),
+                                           "ref": _submission(CAP1, _answers(CAP1))})
+    run_cli("grade", subs, "--workspace", ws, "--assignment", CAP1, "--jobs", "2")
+    first = {"grades": read_csv(ws / "grades.csv"), "questions": _questions(ws),
+             "pages": {s: _page(ws, s, CAP1) for s in ("ana", "bia", "ref")},
+             "outputs": {s: _hidden_outputs(ws, s, CAP1) for s in ("ana", "bia")},
+             "readable": _readable_outputs(ws)}
+    table = _table_from_leak(first["pages"]["ana"])
+    replay = _replay_notebook(table)
+    subs = _write(base / "entregas2", CAP1, {"ana": replay, "bia": copy.deepcopy(replay)})
+    run_cli("grade", subs, "--workspace", ws, "--assignment", CAP1, "--jobs", "2")
+    return {"first": first, "table": table, "grades": read_csv(ws / "grades.csv"), "questions": _questions(ws)}
+
+
+TASKS_LEAKED = {"test_scores_loops": 2.0, "test_scores_vetorizado": 3.0, "test_scores_checked": 1.0}
+
+
+@pytest.mark.slow
+def test_prints_during_hidden_parts_reach_no_page_or_csv(vazamento):
+    """H3a: a linha que a função do aluno imprime numa chamada oculta fica só na cópia do
+    professor; a das chamadas visíveis aparece na página (o aluno vê o que imprimiu)."""
+    first = vazamento["first"]
+    for s in ("ana", "bia"):
+        vis, hid = first["outputs"][s][0], "\n".join(first["outputs"][s][1])
+        hidden_calls = set(CALL_RE.findall(hid)) - set(CALL_RE.findall(vis))
+        assert len(hidden_calls) >= 15, hid[:500]          # o espião rodou nas partes ocultas
+        assert set(CALL_RE.findall(vis)) & set(CALL_RE.findall(first["pages"][s]))
+        leaked = [h for h in hidden_calls if h in first["readable"]]
+        assert not leaked, f"{s}: {len(leaked)} chamada(s) oculta(s) numa página, CSV ou exportação"
+
+
+@pytest.mark.slow
+def test_two_students_get_different_hidden_inputs(vazamento):
+    """Cada parte oculta dá a bia ao menos uma entrada que ana não recebeu (e vice-versa)."""
+    first = vazamento["first"]
+    parts = [first["outputs"][s][1] for s in ("ana", "bia")]
+    assert len(parts[0]) == len(parts[1]) == 4
+    for pa, pb in zip(*parts):
+        ana, bia = set(CALL_RE.findall(pa)), set(CALL_RE.findall(pb))
+        assert ana - bia and bia - ana, (pa[:300], pb[:300])
+
+
+@pytest.mark.slow
+def test_a_leaked_answer_table_passes_for_its_student_and_gives_zero_to_another(vazamento):
+    """H3b: a tabela montada com o que ana vazou passa nas partes ocultas dela (a tabela é boa)
+    e dá 0 a bia em todas as tarefas vazadas; a solução tem os 8 pontos automáticos."""
+    q1, q2 = vazamento["first"]["questions"], vazamento["questions"]
+    assert float(vazamento["first"]["grades"]["ref"]["score"]) == 8.0, vazamento["first"]["grades"]["ref"]
+    assert vazamento["first"]["grades"]["ref"]["status"] == "ok"
+    for gid, pts in TASKS_LEAKED.items():
+        assert float(q1[("ref", gid)]["score"]) == pts
+        assert float(q2[("ana", gid)]["score"]) == pts, q2[("ana", gid)]
+        assert float(q2[("bia", gid)]["score"]) == 0.0, q2[("bia", gid)]
+    assert q2[("bia", "test_scores_loops")]["visible_tests"] == "passed"      # a visível é a mesma
+    assert q2[("bia", "test_scores_loops")]["hidden_tests"] == "failed"
