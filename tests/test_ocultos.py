@@ -468,3 +468,63 @@ def test_a_leaked_answer_table_passes_for_its_student_and_gives_zero_to_another(
         assert float(q2[("bia", gid)]["score"]) == 0.0, q2[("bia", gid)]
     assert q2[("bia", "test_scores_loops")]["visible_tests"] == "passed"      # a visível é a mesma
     assert q2[("bia", "test_scores_loops")]["hidden_tests"] == "failed"
+
+
+# ----------------------------------------------------------------------------- H2: capítulo 12
+
+REALLOCATING_CACHE = '''class KVCache:
+    """Realoca o buffer a cada append e devolve cópias (os valores estão certos)."""
+
+    def __init__(self, batch, kv_heads, max_len, d_k, dtype=torch.float64):
+        self.max_len = max_len
+        self.k = torch.zeros(batch, kv_heads, max_len, d_k, dtype=dtype)
+        self.v = torch.zeros(batch, kv_heads, max_len, d_k, dtype=dtype)
+        self.length = 0
+
+    def append(self, k_new, v_new):
+        n = k_new.shape[-2]
+        if self.length + n > self.max_len:
+            raise ValueError(f"KVCache cheio: cabem {self.max_len} posições, já há {self.length} e chegaram {n}.")
+        self.k, self.v = self.k.clone(), self.v.clone()
+        self.k[:, :, self.length:self.length + n] = k_new
+        self.v[:, :, self.length:self.length + n] = v_new
+        self.length += n
+        return self.k[:, :, :self.length].clone(), self.v[:, :, :self.length].clone()
+'''
+# H2 da revisão: todo tensor "mora" no mesmo endereço
+FORGED_PTR = ('''import _autograder_student as _S
+_orig_enc = _S._encode_tensor
+def _enc_ptr_fixo(torch_mod, x):
+    d = _orig_enc(torch_mod, x)
+    if d.get("ptr"):
+        d["ptr"] = 4242
+    return d
+_S._encode_tensor = _enc_ptr_fixo
+''' + REALLOCATING_CACHE)
+
+
+@pytest.fixture(scope="module")
+def buffer_cap12(tmp_path_factory):
+    read_csv, run_cli = _cli()
+    base = tmp_path_factory.mktemp("cap12")
+    a = _answers(CAP12)
+    subs = _write(base / "entregas", CAP12, {"solution": _submission(CAP12, a),
+                                            "realloc": _submission(CAP12, {**a, "kv_cache": REALLOCATING_CACHE}),
+                                            "forged": _submission(CAP12, {**a, "kv_cache": FORGED_PTR})})
+    run_cli("grade", subs, "--workspace", base / "ws", "--assignment", CAP12, "--jobs", "2", "--sem-relatorio")
+    return {"grades": read_csv(base / "ws" / "grades.csv"), "questions": _questions(base / "ws")}
+
+
+@pytest.mark.slow
+def test_buffer_identity_from_the_student_kernel_is_a_flag_not_a_verdict(buffer_cap12):
+    """H2: o `data_ptr()` vem do kernel do aluno. Um cache que realoca, com os valores certos,
+    não perde pontos por ele: a linha fica `flagged`, com a evidência; o `ptr` forjado também
+    fica `flagged` (o contorno está no notebook); a solução fica `ok`."""
+    g, q = buffer_cap12["grades"], buffer_cap12["questions"]
+    assert g["solution"]["status"] == "ok", g["solution"]
+    assert float(q[("solution", "test_kv_cache")]["score"]) == 3.0
+    for s in ("realloc", "forged"):
+        assert float(q[(s, "test_kv_cache")]["score"]) == 3.0, q[(s, "test_kv_cache")]
+        assert g[s]["status"] == "flagged", g[s]
+    assert "realocado" in g["realloc"]["details"] and "data_ptr" in g["realloc"]["details"], g["realloc"]
+    assert "_autograder_student" in g["forged"]["details"], g["forged"]
