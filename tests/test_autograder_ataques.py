@@ -235,10 +235,11 @@ def capitulo1(tmp_path_factory):
 
 
 def test_answer_cell_marked_locked_is_restored_and_tampered(capitulo1):
-    """C1: a resposta em branco que se diz travada não roda no corretor: 0 ponto, `tampered`."""
+    """C1: a resposta em branco que se diz travada não roda no corretor: 0 ponto, `tampered`
+    (e `flagged` por cima: o código dela procura `_autograder_harness`, um contorno)."""
     row = capitulo1["grades"]["locked-blank"]
-    assert (float(row["score"]), row["status"]) == (0.0, "tampered"), row
-    assert "metadados" in row["details"], row
+    assert float(row["score"]) == 0.0 and row["status"] in ("tampered", "flagged"), row
+    assert "metadados" in row["details"] and "_autograder_harness" in row["details"], row
 
 
 @pytest.mark.parametrize("attack", ["code-swap", "alias", "dunder"])
