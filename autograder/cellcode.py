@@ -187,6 +187,68 @@ def student_definitions(sources: list[str]) -> dict[str, str]:
     return out
 
 
+# Nomes que só aparecem no código de quem mexe nas verificações que rodam no processo do aluno
+# (revisão C4, H2): o corretor e o seu protocolo, os observadores das células travadas e as
+# entranhas dos modos de despacho do torch (desligá-los, ler a pilha para só obedecer quando
+# observado). Uma regra "como a função calcula" roda no processo do aluno e pode ser enganada;
+# com um destes nomes no notebook, ela não passa em silêncio: o notebook vai para a revisão.
+_TAMPER_NAMES = {
+    "_python_dispatch", "_disable_current_modes", "_get_current_dispatch_mode",
+    "_get_current_dispatch_mode_stack", "_pop_mode", "_push_mode", "_pop_mode_temporarily",
+    "_len_torch_dispatch_stack", "TorchDispatchMode", "TorchFunctionMode", "__torch_dispatch__",
+    "_DisableTorchDispatch", "DisableTorchFunction", "DisableTorchFunctionSubclass",
+    "_get_current_function_mode_stack", "_Observador", "_ModoDeDespacho", "_sem_atalhos", "_SoBlocos",
+    "_SemMatrizTxT", "relatorio_da_chamada", "observadores", "_encode_tensor", "_OPS",
+}
+_TAMPER_PREFIXES = ("_autograder",)
+
+
+def _tamper_word(word: str) -> bool:
+    return word in _TAMPER_NAMES or word.startswith(_TAMPER_PREFIXES)
+
+
+def student_cells(nb, release_nb) -> list[tuple[int, str]]:
+    """(número da célula no notebook, texto) de cada célula de código do aluno: as que não são
+    iguais a uma célula travada da versão distribuída."""
+    ins = instructor_cells(release_nb)
+    return [(i + 1, c.source) for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and not is_instructor_code(c, ins)]
+
+
+def tamper_evidence(cells: list[tuple[int, str]]) -> list[str]:
+    """Evidências (em português, com célula e linha) de que o código do aluno mexe nas
+    verificações que rodam no processo dele: um nome de `_TAMPER_NAMES` como nome, atributo,
+    módulo importado ou texto. `cells`: (número da célula, texto), como `student_cells`."""
+    out = []
+    for number, src in cells:
+        text = integrity._to_python(src)
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        lines = text.splitlines()
+        for n in ast.walk(tree):
+            words: list[str] = []
+            if isinstance(n, ast.Name):
+                words = [n.id]
+            elif isinstance(n, ast.Attribute):
+                words = [n.attr]
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                words = [w for a in n.names for w in (a.name.split(".") + [a.asname or ""])]
+                words += (n.module or "").split(".") if isinstance(n, ast.ImportFrom) else []
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                words = [w for w in n.value.replace(".", " ").replace("/", " ").split() if len(w) < 80]
+            hit = next((w for w in words if w and _tamper_word(w)), None)
+            if hit is None:
+                continue
+            line = lines[n.lineno - 1].strip() if 0 < n.lineno <= len(lines) else ""
+            item = (f"possível contorno das verificações (`{hit}`) na célula {number}, linha "
+                    f"{n.lineno}: {line[:160]}")
+            if item not in out:
+                out.append(item)
+    return out
+
+
 def syntax_error(src: str) -> str | None:
     """Mensagem em português se a célula não compila; None se compila."""
     try:

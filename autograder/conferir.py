@@ -153,6 +153,22 @@ import sys as _sys
 from torch.utils._python_dispatch import TorchDispatchMode as _ModoDeDespacho
 
 
+def _so_sinalizar(nome, ok, motivo):
+    """Uma regra que só o kernel do aluno mede (a identidade de um buffer, `data_ptr()`).
+
+    Na correção, o que o kernel do aluno informa não decide a nota (ele pode mentir): se a
+    regra não vale, o notebook vai para a revisão do professor (flagged), com a evidência, e o
+    teste segue. No seu Jupyter, a regra falha como um teste comum."""
+    __tracebackhide__ = True
+    if ok:
+        return
+    corretor = _sys.modules.get("_autograder_harness")
+    if corretor is None:
+        raise FalhaNoTeste(f"{nome}: {motivo}")
+    corretor.flag(f"{nome}: {motivo} (medido no kernel do aluno; regra só sinalizada)")
+    print(f"Aviso — {nome}: {motivo} O professor vai conferir.")
+
+
 class _Observador(_ModoDeDespacho):
     """Observa as operações do torch feitas dentro de um bloco `with` (ou de uma chamada).
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import integrity
+from . import cellcode, integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
 from .executor import ExecOutcome, ExecSettings, execute_notebook
 from .kernel import (KernelStartError, SandboxKernel, harness_baseline_code, harness_code, reset_harness,
@@ -383,6 +383,8 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, task, shard_url: s
     for it in issues:
         (res.details if it.kind == "tampered" else res.notes).append(it.message)
     tampered = any(it.kind == "tampered" for it in issues)
+    # regras que rodam no processo do aluno: com evidência de contorno, revisão do professor (C4)
+    res.flags += cellcode.tamper_evidence(cellcode.student_cells(nb, info.release[name]))
 
     import warnings
 

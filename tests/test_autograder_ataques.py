@@ -41,6 +41,13 @@ LIAR_SOFTMAX = (
     "        return torch.softmax(x, dim)\n")
 # Atalho que o `_sem_atalhos` antigo (troca de atributos) deixava passar (revisão, item 30).
 SPECIAL_SOFTMAX = "def softmax(x, dim=-1):\n    return torch.special.softmax(x, dim)\n"
+# C4.3: sem forjar nada, a softmax pronta com os modos desligados e um clone observado no fim
+NO_MODES_SOFTMAX = (
+    "from torch.utils._python_dispatch import _disable_current_modes as _sem_modos\n"
+    "def softmax(x, dim=-1):\n"
+    "    with _sem_modos():\n"
+    "        y = torch.softmax(x, dim)\n"
+    "    return y.clone()\n")
 
 
 def _with_softmax(src: str | None):
@@ -112,7 +119,8 @@ def observador(tmp_path_factory):
     """O capítulo 4 de verdade: uma resposta que engana o observador e uma que usa um atalho."""
     base = tmp_path_factory.mktemp("observador")
     subs = base / "entregas"
-    for name, src in (("liar", LIAR_SOFTMAX), ("special", SPECIAL_SOFTMAX), ("solution", None)):
+    for name, src in (("liar", LIAR_SOFTMAX), ("special", SPECIAL_SOFTMAX), ("no-modes", NO_MODES_SOFTMAX),
+                      ("solution", None)):
         d = subs / name / SOFTMAX
         d.mkdir(parents=True)
         nbformat.write(_with_softmax(src), d / f"{SOFTMAX}.ipynb")
@@ -138,6 +146,16 @@ def test_lying_to_the_watcher_loses_the_points_and_is_flagged(observador):
     assert "em revisão pelo professor" in page and "observador" not in page   # o motivo fica com o professor
 
 
+def test_dodging_the_watcher_without_forging_is_flagged_with_the_evidence(observador):
+    """C4.3: o observador roda no processo do aluno e não vê a conta feita com os modos
+    desligados; a regra não passa em silêncio: a linha fica `flagged`, com a célula e a linha
+    do contorno para o professor."""
+    row = observador["no-modes"]
+    assert row["status"] == "flagged", row
+    assert "_disable_current_modes" in row["details"] and "linha" in row["details"], row["details"]
+    assert observador["solution"]["status"] == "ok"
+
+
 def test_aten_level_ban_catches_torch_special_softmax(observador):
     """Item 30 da revisão: torch.special.softmax vira aten._softmax e é pego."""
     special = observador["special"]
@@ -159,6 +177,14 @@ CLEAN_LOOPS = ("def scores_loops(Q, K):\n"
 CODE_SWAP = CLEAN_LOOPS + ("def _rapida(Q, K):\n"
                            "    return Q @ K.T\n"
                            "scores_loops.__code__ = _rapida.__code__\n")
+# `@` por método especial, com os laços e os produtos que a regra pede (H1)
+DUNDER = ("def scores_loops(Q, K):\n"
+          "    S = np.zeros((Q.shape[0], K.shape[0]))\n"
+          "    for i in range(Q.shape[0]):\n"
+          "        for j in range(K.shape[0]):\n"
+          "            for t in range(1):\n"
+          "                S[i, j] += Q[i, t] * K[j, t]\n"
+          "    return Q.__matmul__(K.T)\n")
 ALIAS = ("_h = np.matmul\n"
          "def scores_loops(Q, K):\n"
          "    for _ in range(1):\n"
@@ -195,7 +221,8 @@ def capitulo1(tmp_path_factory):
     base = tmp_path_factory.mktemp("capitulo1")
     subs = base / "entregas"
     for name, nb in (("solution", _chapter1(None)), ("code-swap", _chapter1(CODE_SWAP)),
-                     ("alias", _chapter1(ALIAS)), ("locked-blank", _chapter1(LOCKED_BLANK, locked=True))):
+                     ("alias", _chapter1(ALIAS)), ("dunder", _chapter1(DUNDER)),
+                     ("locked-blank", _chapter1(LOCKED_BLANK, locked=True))):
         d = subs / name / CAP1
         d.mkdir(parents=True)
         nbformat.write(nb, d / f"{CAP1}.ipynb")
@@ -208,15 +235,16 @@ def capitulo1(tmp_path_factory):
 
 
 def test_answer_cell_marked_locked_is_restored_and_tampered(capitulo1):
-    """C1: a resposta em branco que se diz travada não roda no corretor: 0 ponto, `tampered`."""
+    """C1: a resposta em branco que se diz travada não roda no corretor: 0 ponto, `tampered`
+    (e `flagged` por cima: o código dela procura `_autograder_harness`, um contorno)."""
     row = capitulo1["grades"]["locked-blank"]
-    assert (float(row["score"]), row["status"]) == (0.0, "tampered"), row
-    assert "metadados" in row["details"], row
+    assert float(row["score"]) == 0.0 and row["status"] in ("tampered", "flagged"), row
+    assert "metadados" in row["details"] and "_autograder_harness" in row["details"], row
 
 
-@pytest.mark.parametrize("attack", ["code-swap", "alias"])
+@pytest.mark.parametrize("attack", ["code-swap", "alias", "dunder"])
 def test_text_rule_reads_what_runs_not_only_the_def(capitulo1, attack):
-    """H1: `__code__` trocado depois do `def` e um apelido (`_h = np.matmul`) fora dele não passam
-    pela regra "com laços, sem produto pronto"; a solução passa."""
+    """H1: `__code__` trocado depois do `def`, um apelido (`_h = np.matmul`) fora dele e
+    `Q.__matmul__(K.T)` não passam pela regra "com laços, sem produto pronto"; a solução passa."""
     assert capitulo1["questions"][("solution", "test_scores_loops")] == 2.0
     assert capitulo1["questions"][(attack, "test_scores_loops")] == 0.0, capitulo1["grades"][attack]

@@ -415,7 +415,8 @@ def test_answer_cell_claiming_locked_never_runs_in_the_harness(curso, fresh):
     raw = _with_locked_answer(curso["infos"][A])
     rows, _ = grade(curso, [("h-trava", A, raw), ("d2", A, {}), ("c7", A, CORRECT)])
     by = {r["student"]: r for r in rows}
-    assert by["h-trava"]["status"] == "tampered" and by["h-trava"]["scores"]["test_dobro"] == 0.0, by["h-trava"]
+    # (flagged por cima de tampered: o código procura `_autograder_harness`, evidência de contorno)
+    assert by["h-trava"]["status"] in ("tampered", "flagged") and by["h-trava"]["scores"]["test_dobro"] == 0.0, by["h-trava"]
     assert any("metadados" in d for d in by["h-trava"]["details"]), by["h-trava"]["details"]
     assert by["d2"]["scores"]["test_dobro"] == 0.0, by["d2"]
     _same(by["c7"], fresh["rows"]["ana"])
