@@ -52,7 +52,11 @@ class Relay:
                                         f"célula, {self.s.notebook_timeout:g} s por notebook)", "saida": out})
         if ex.state == "dead":
             self.student_dead = True
-            self._status(Status.CRASHED, f"o kernel morreu na {where}")
+            self._status(Status.CRASHED, self._death(self.student, where, "o kernel morreu"))
+            if self.student.lost:
+                self.relay_killed = True
+                return json.dumps({"falha": f"a resposta do seu notebook foi recusada: {self.student.lost}",
+                                   "saida": out})
             return json.dumps({"falha": "o kernel do seu notebook morreu durante a chamada (os._exit, falha "
                                         "de memória ou de segmentação)", "saida": out})
         ue = ((ex.reply or {}).get("user_expressions") or {}).get("r") or {}
