@@ -2,7 +2,7 @@
 
 `SandboxKernel` inicia um kernel do Jupyter na sandbox (sandbox.py), com a sua pasta
 (trabalho/, home/, sockets) e a sua caixa (cgroup), e o encerra com tudo o que ele
-iniciou. O código injetado na partida é wire.py mais `student_stub.py` (kernel do aluno)
+iniciou. O código injetado na partida é wire.py e protocol.py mais `student_stub.py` (kernel do aluno)
 ou `harness_side.py` (kernel do corretor), num módulo próprio de cada kernel;
 `reset_harness` prepara um kernel do corretor para o próximo notebook.
 """
@@ -183,13 +183,14 @@ class SandboxKernel:
 # ----------------------------------------------------------------------------- código injetado
 
 def _module_code(name: str, side: str) -> str:
-    """Código que cria o módulo `name` no kernel com wire.py + o lado do protocolo."""
-    wire_src = (HERE / "wire.py").read_text(encoding="utf-8")
+    """Código que cria o módulo `name` no kernel com wire.py + protocol.py + o lado do protocolo
+    (o módulo entra em sys.modules antes: os dataclasses de protocol.py o procuram lá)."""
+    parts = "".join(f"exec(compile({(HERE / f).read_text(encoding='utf-8')!r}, {name + '.' + f[:-3]!r}, "
+                    f"'exec'), _m.__dict__)\n" for f in ("wire.py", "protocol.py"))
     side_src = (HERE / side).read_text(encoding="utf-8")
-    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({name!r})\n"
-            f"exec(compile({wire_src!r}, {name + '.wire'!r}, 'exec'), _m.__dict__)\n"
-            f"exec(compile({side_src!r}, {name!r}, 'exec'), _m.__dict__)\n"
-            f"_s.modules[{name!r}] = _m\n{name} = _m\ndel _s, _t, _m\n")
+    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({name!r})\n_s.modules[{name!r}] = _m\n"
+            f"{parts}exec(compile({side_src!r}, {name!r}, 'exec'), _m.__dict__)\n"
+            f"{name} = _m\ndel _s, _t, _m\n")
 
 
 def student_stub_code() -> str:
