@@ -345,7 +345,8 @@ class _Run(Relay):
                                   passed=ex.state == "ok" and not self.relay_timeout, ran=True))
             if ex.state == "dead":
                 self.harness_dead = True
-                self._status(Status.CRASHED, self._death(self.harness, f"célula {i + 1}", "o kernel do corretor parou"))
+                self._status(Status.CRASHED, self._death(self.harness, f"célula {i + 1}",
+                                                         "o kernel do corretor parou"))
                 break
             if ex.state == "timeout" or self.relay_timeout:
                 self._status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")

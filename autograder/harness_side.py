@@ -15,9 +15,9 @@ resposta (`Relayed`, `Failure` ou, no meio, `Callback`) com o mesmo id. Um erro
 do aluno volta como dado (nome do tipo e mensagem) e é levantado aqui como
 `StudentError` (ou uma subclasse dela que também é o builtin de mesmo nome, como
 ValueError, para `except ValueError` funcionar); nenhum outro nome de exceção
-vem do aluno. Uma resposta corrompida, de outro id ou fora do formato não é um
-erro do aluno: o corretor não pôde julgar a chamada, o notebook vai para revisão
-(`flag`, com o motivo) e a chamada levanta `StudentKernelFailure` (revisão L1).
+vem do aluno. Uma resposta corrompida, de outro id ou fora do formato: o corretor
+não pôde julgar, o notebook vai para revisão (`flag`) e a chamada levanta
+`StudentKernelFailure`, que não é erro do aluno (revisão L1).
 
 Observadores (`observe`/`unobserve`): a classe `_Observador` das células
 travadas se registra aqui quando roda no corretor; cada chamada feita com
@@ -29,8 +29,7 @@ import builtins as _builtins
 import sys as _sys
 
 try:            # no kernel, wire.py e protocol.py já foram executados neste mesmo módulo
-    from .protocol import (Blame, Callback, Failure, Flag, Op, RaisedError, Relayed, Reply, Request, parse,
-                           prompt)
+    from .protocol import Blame, Callback, Failure, Flag, Op, RaisedError, Relayed, Reply, Request, parse, prompt
     from .wire import BadWire, NotData, decode, encode
 except ImportError:
     pass
@@ -54,8 +53,6 @@ _classes: dict = {}
 
 
 def _student_error(kind, message):
-    if not isinstance(kind, str) or not isinstance(message, str):
-        return StudentKernelFailure("o kernel do aluno mandou um erro malformado")
     if kind in _BUILTIN_ERRORS:
         cls = _classes.get(kind)
         if cls is None:
@@ -70,8 +67,7 @@ def _cannot_judge(reason):
     """A resposta não pôde ser lida: revisão por uma pessoa, e a chamada falha sem culpar o
     aluno (`StudentKernelFailure` não é `ValueError`: não passa num `conferir_erro`, L1)."""
     flag(f"o corretor não pôde julgar uma chamada ao kernel do aluno: {reason}")
-    return StudentKernelFailure(f"o corretor não pôde julgar esta chamada ({reason}); "
-                                "o notebook vai para revisão")
+    return StudentKernelFailure(f"o corretor não pôde julgar esta chamada ({reason}); o notebook vai para revisão")
 
 
 def _await(text, rid):
@@ -147,11 +143,11 @@ def flag(reason):
     """Marca o notebook para revisão (flagged), com o motivo; não passa pelo aluno."""
     msg = Flag(reason=str(reason)[:500])
     try:
-        ok = parse(_builtins.input(prompt(msg)), Reply).id == msg.id
+        if parse(_builtins.input(prompt(msg)), Reply).id == msg.id:
+            return
     except BadWire:
-        ok = False
-    if not ok:
-        raise StudentKernelFailure("o executor não confirmou a marcação para revisão")
+        pass
+    raise StudentKernelFailure("o executor não confirmou a marcação para revisão")
 
 
 def _to_handle(obj):
