@@ -168,6 +168,7 @@ class _Run(Relay):
                              user_expressions=user_expressions or {}, allow_stdin=on_input is not None,
                              stop_on_error=False)
         if msg_id is None:
+            await kernel.settle_lost()
             return _Exec([], "dead")        # a conexão com o kernel foi cortada (kernel.lost)
         poller = zmq.asyncio.Poller()
         channels = {kc.iopub_channel.socket: kc.iopub_channel, kc.shell_channel.socket: kc.shell_channel}
@@ -183,7 +184,9 @@ class _Run(Relay):
                 return _Exec(cell.outputs, "timeout", cell.get("execution_count"))
             if now >= next_alive:
                 next_alive = now + 0.5
-                if kernel.channel_lost() or not await kernel.is_alive():
+                if kernel.channel_lost():
+                    await kernel.settle_lost()
+                if kernel.lost or kernel.exited or not await kernel.is_alive():
                     return _Exec(cell.outputs, "dead", cell.get("execution_count"))
             events = dict(await poller.poll(timeout=int(min(end - now, 0.5) * 1000) + 1))
             for sock, channel in channels.items():
@@ -209,6 +212,7 @@ class _Run(Relay):
                     if self.relay_timeout:
                         end = max(end, time.monotonic() + self.s.interrupt_grace)
                     if kernel.send("stdin", value) is None and kernel.lost:
+                        await kernel.settle_lost()
                         return _Exec(cell.outputs, "dead", cell.get("execution_count"))
         count = reply.get("execution_count") if isinstance(reply.get("execution_count"), int) else None
         ok = reply.get("status") == "ok" and not any(o.output_type == "error" for o in cell.outputs)

@@ -9,6 +9,7 @@ ou `harness_side.py` (kernel do corretor), num módulo próprio de cada kernel;
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from queue import Empty
@@ -51,6 +52,7 @@ class SandboxKernel:
         self.kc = None
         self.uses = 0                          # notebooks servidos (kernel do corretor reaproveitado)
         self.lost: str | None = None           # motivo, se uma conexão com o kernel foi cortada
+        self.exited = False                    # o processo acabou (as conexões caem com ele)
         self._monitors: list = []
         from .sandbox import Box
         self.box = Box.for_run_dir(run_dir)    # [caixa] GANCHO (issue 13): o cgroup deste kernel
@@ -113,8 +115,18 @@ class SandboxKernel:
                     continue
         return self.lost
 
+    async def settle_lost(self, wait: float = 1.0) -> None:
+        """Um kernel que morre (os._exit) também corta as conexões: se o processo acaba logo
+        depois do corte, é uma morte comum (`lost` volta a None), não uma mensagem recusada."""
+        end = time.monotonic() + wait
+        while self.lost is not None and time.monotonic() < end:
+            if not await self.km.is_alive():
+                self.exited, self.lost = True, None
+                return
+            await asyncio.sleep(0.1)
+
     def mark_lost(self, channel: str) -> None:
-        if self.lost is None:
+        if self.lost is None and not self.exited:
             mib = MAX_SOCKET_MESSAGE // 2**20
             self.lost = (f"o kernel mandou uma mensagem maior que {mib} MiB (o limite do corretor) ou fora "
                          f"do protocolo (canal {channel}); a conexão com ele foi cortada e ele foi encerrado")

@@ -283,7 +283,7 @@ def test_a_message_over_the_socket_cap_cuts_the_channel_and_no_send_blocks(tmp_p
     kc = SimpleNamespace(context=ctx, execute=lambda *a, **k: pytest.fail("enviou a um canal cortado"),
                          **{f"{n}_channel": SimpleNamespace(socket=s) for n, s in socks.items()})
     k = SandboxKernel.__new__(SandboxKernel)
-    k.kc, k.lost, k._monitors = kc, None, []
+    k.kc, k.lost, k.exited, k._monitors = kc, None, False, []
     try:
         k._watch_channels()
         socks["shell"].connect(addr)
