@@ -136,6 +136,11 @@ class _Run(Relay):
         if detail and detail not in self.outcome.details:
             self.outcome.details.append(detail)
 
+    @staticmethod
+    def _death(kernel: SandboxKernel, where: str, default: str) -> str:
+        """O detalhe de um kernel "morto": a conexão cortada (kernel.lost) ou `default`."""
+        return f"{kernel.lost} ({where})" if kernel.lost else f"{default} na {where}"
+
     def _harness_trouble(self, what: str) -> None:
         if what not in self.outcome.harness_trouble:
             self.outcome.harness_trouble.append(what)
@@ -159,9 +164,12 @@ class _Run(Relay):
         if limit <= 0.05:
             return _Exec([], "timeout")
         client.clear_before_next_output = False
-        msg_id = kc.execute(code, silent=silent, store_history=not silent,
-                            user_expressions=user_expressions or {}, allow_stdin=on_input is not None,
-                            stop_on_error=False)
+        msg_id = kernel.send("shell", code, silent=silent, store_history=not silent,
+                             user_expressions=user_expressions or {}, allow_stdin=on_input is not None,
+                             stop_on_error=False)
+        if msg_id is None:
+            await kernel.settle_lost()
+            return _Exec([], "dead")        # a conexão com o kernel foi cortada (kernel.lost)
         poller = zmq.asyncio.Poller()
         channels = {kc.iopub_channel.socket: kc.iopub_channel, kc.shell_channel.socket: kc.shell_channel}
         if on_input is not None:
@@ -176,7 +184,9 @@ class _Run(Relay):
                 return _Exec(cell.outputs, "timeout", cell.get("execution_count"))
             if now >= next_alive:
                 next_alive = now + 0.5
-                if not await kernel.is_alive():
+                if kernel.channel_lost():
+                    await kernel.settle_lost()
+                if kernel.lost or kernel.exited or not await kernel.is_alive():
                     return _Exec(cell.outputs, "dead", cell.get("execution_count"))
             events = dict(await poller.poll(timeout=int(min(end - now, 0.5) * 1000) + 1))
             for sock, channel in channels.items():
@@ -201,7 +211,9 @@ class _Run(Relay):
                     value = await on_input(msg["content"].get("prompt", ""), end - started)
                     if self.relay_timeout:
                         end = max(end, time.monotonic() + self.s.interrupt_grace)
-                    kc.input(value)
+                    if kernel.send("stdin", value) is None and kernel.lost:
+                        await kernel.settle_lost()
+                        return _Exec(cell.outputs, "dead", cell.get("execution_count"))
         count = reply.get("execution_count") if isinstance(reply.get("execution_count"), int) else None
         ok = reply.get("status") == "ok" and not any(o.output_type == "error" for o in cell.outputs)
         if not ok and not any(o.output_type == "error" for o in cell.outputs):
@@ -272,10 +284,10 @@ class _Run(Relay):
                 await self.student.kill()
         if h.state == "timeout" and not await self._stop_runaway(self.harness, f"célula {i + 1}"):
             self.harness_dead = True
-            self._status(Status.CRASHED, f"o kernel do corretor parou na célula {i + 1}")
+            self._status(Status.CRASHED, self._death(self.harness, f"célula {i + 1}", "o kernel do corretor parou"))
         elif h.state == "dead":
             self.harness_dead = True
-            self._status(Status.CRASHED, f"o kernel do corretor parou na célula {i + 1}")
+            self._status(Status.CRASHED, self._death(self.harness, f"célula {i + 1}", "o kernel do corretor parou"))
 
     def _wanted(self, tree, locked_bound: set[str]) -> list[str]:
         """Nomes que o trecho lê e que só o aluno pode ter definido."""
@@ -287,9 +299,11 @@ class _Run(Relay):
         if any(o.output_type == "error" and o.get("ename") == "MemoryError" for o in ex.outputs):
             self._status(Status.CRASHED, f"memória esgotada na célula {i + 1}")
         if ex.state == "dead":
-            self._status(Status.CRASHED, f"o kernel morreu na célula {i + 1}")
-            ex.outputs.append(error_output("DeadKernelError", "O kernel morreu durante esta célula (o processo "
-                                                        "terminou de repente: os._exit, falha de memória ou de segmentação)."))
+            self._status(Status.CRASHED, self._death(self.student, f"célula {i + 1}", "o kernel morreu"))
+            why = (f"{self.student.lost[:1].upper()}{self.student.lost[1:]}." if self.student.lost else
+                   "O kernel morreu durante esta célula (o processo terminou de repente: os._exit, falha de "
+                   "memória ou de segmentação).")
+            ex.outputs.append(error_output("DeadKernelError", why))
             self.student_dead = True
         elif ex.state == "timeout":
             self._status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")
@@ -335,7 +349,8 @@ class _Run(Relay):
                                   passed=ex.state == "ok" and not self.relay_timeout, ran=True))
             if ex.state == "dead":
                 self.harness_dead = True
-                self._status(Status.CRASHED, f"o kernel do corretor parou na célula {i + 1}")
+                self._status(Status.CRASHED, self._death(self.harness, f"célula {i + 1}",
+                                                         "o kernel do corretor parou"))
                 break
             if ex.state == "timeout" or self.relay_timeout:
                 self._status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")

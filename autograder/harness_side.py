@@ -8,13 +8,16 @@ viram objetos comuns (wire.decode) e o resto (funções, classes, objetos)
 vira um `Remote`, cuja chamada manda os argumentos como dados ao kernel do
 aluno e traz o resultado como dado.
 
-Cada pedido sai por `input()` com o prefixo `PREFIX`: o executor (fora dos
-dois kernels) o recebe no canal stdin, repassa ao kernel do aluno com prazo
-e limite de tamanho, e devolve a resposta como texto. Um erro do aluno volta
-como dado (nome do tipo e mensagem) e é levantado aqui como `StudentError`
-(ou uma subclasse dela que também é o builtin de mesmo nome, como
-ValueError, para `except ValueError` funcionar); nenhum outro nome de
-exceção vem do aluno.
+Cada pedido (`protocol.Request`, com id sorteado) sai por `input()` com o
+prefixo `protocol.PREFIX`: o executor (fora dos dois kernels) o recebe no canal
+stdin, repassa ao kernel do aluno com prazo e limite de tamanho, e devolve a
+resposta (`Relayed`, `Failure` ou, no meio, `Callback`) com o mesmo id. Um erro
+do aluno volta como dado (nome do tipo e mensagem) e é levantado aqui como
+`StudentError` (ou uma subclasse dela que também é o builtin de mesmo nome, como
+ValueError, para `except ValueError` funcionar); nenhum outro nome de exceção
+vem do aluno. Uma resposta corrompida, de outro id ou fora do formato: o corretor
+não pôde julgar, o notebook vai para revisão (`flag`) e a chamada levanta
+`StudentKernelFailure`, que não é erro do aluno (revisão L1).
 
 Observadores (`observe`/`unobserve`): a classe `_Observador` das células
 travadas se registra aqui quando roda no corretor; cada chamada feita com
@@ -25,12 +28,12 @@ relatório que volta passa por `_check_reports` antes do `verificar` dela.
 import builtins as _builtins
 import sys as _sys
 
-try:            # no kernel, wire.py já foi executado neste mesmo módulo
-    from .wire import BadWire, NotData, decode, dumps, encode, loads
+try:            # no kernel, wire.py e protocol.py já foram executados neste mesmo módulo
+    from .protocol import Blame, Callback, Failure, Flag, Op, RaisedError, Relayed, Reply, Request, parse, prompt
+    from .wire import BadWire, NotData, decode, encode
 except ImportError:
     pass
 
-PREFIX = "\x00autograder:"
 observers: list = []
 
 
@@ -50,8 +53,6 @@ _classes: dict = {}
 
 
 def _student_error(kind, message):
-    if not isinstance(kind, str) or not isinstance(message, str):
-        return StudentKernelFailure("o kernel do aluno mandou um erro malformado")
     if kind in _BUILTIN_ERRORS:
         cls = _classes.get(kind)
         if cls is None:
@@ -62,41 +63,47 @@ def _student_error(kind, message):
     return StudentError(f"{safe}: {message}")
 
 
-def _parse(text):
-    """Uma resposta corrompida é falha do kernel do aluno (do corretor), nunca o `ValueError`
-    de uma função do aluno: `BadWire` é um ValueError e passaria num `conferir_erro` (L1)."""
+def _cannot_judge(reason):
+    """A resposta não pôde ser lida: revisão por uma pessoa, e a chamada falha sem culpar o
+    aluno (`StudentKernelFailure` não é `ValueError`: não passa num `conferir_erro`, L1)."""
+    flag(f"o corretor não pôde julgar uma chamada ao kernel do aluno: {reason}")
+    return StudentKernelFailure(f"o corretor não pôde julgar esta chamada ({reason}); o notebook vai para revisão")
+
+
+def _await(text, rid):
+    """Lê o que o executor respondeu ao pedido `rid` (Relayed, Failure ou Callback)."""
     try:
-        return loads(text)
+        msg = parse(text, Relayed, Failure, Callback)
     except BadWire as e:
-        raise StudentKernelFailure(f"o kernel do aluno mandou uma resposta inválida ({e})") from None
+        raise _cannot_judge(f"resposta do executor fora do formato ({e})") from None
+    if msg.id != rid:
+        raise _cannot_judge("resposta de outro pedido")
+    return msg
 
 
 def request(req):
-    """Manda um pedido ao kernel do aluno (pelo executor) e devolve a resposta (dicionário).
+    """Manda um `Request` ao kernel do aluno (pelo executor) e devolve o `Reply` dele.
 
-    Enquanto espera, pode receber "callback": o aluno chamando um objeto do corretor que
+    Enquanto espera, pode receber `Callback`: o aluno chamando um objeto do corretor que
     recebeu como argumento (uma função de teste, um modelo); atende e continua esperando."""
-    text = _builtins.input(PREFIX + dumps(req))
-    while True:
-        relay = _parse(text)
-        if not isinstance(relay, dict):
-            raise StudentKernelFailure("resposta inválida do executor")
-        if "callback" not in relay:
-            break
-        text = _builtins.input(PREFIX + dumps({"op": "retorno", "r": _serve_callback(relay["callback"])}))
-    out = relay.get("saida")
-    if isinstance(out, str) and out:
-        _sys.stdout.write(out)
+    msg = _await(_builtins.input(prompt(req)), req.id)
+    while isinstance(msg, Callback):
+        msg = _await(_builtins.input(prompt(_serve_callback(msg.text))), req.id)
+    if msg.output:
+        _sys.stdout.write(msg.output)
         _sys.stdout.flush()
-    if "falha" in relay:
-        raise StudentKernelFailure(str(relay["falha"]))
-    answer = _parse(relay.get("r"))
-    if not isinstance(answer, dict):
-        raise StudentKernelFailure("o kernel do aluno mandou uma resposta malformada")
-    if "erro" in answer:
-        e = answer["erro"]
-        raise _student_error(e.get("tipo") if isinstance(e, dict) else None,
-                             e.get("mensagem") if isinstance(e, dict) else None)
+    if isinstance(msg, Failure):
+        if msg.blame is Blame.GRADER:
+            raise _cannot_judge(msg.reason)
+        raise StudentKernelFailure(msg.reason)
+    try:
+        answer = parse(msg.text, Reply)
+    except BadWire as e:
+        raise _cannot_judge(f"resposta corrompida do kernel do aluno ({e})") from None
+    if answer.id != req.id:
+        raise _cannot_judge("o kernel do aluno respondeu a outro pedido")
+    if answer.error is not None:
+        raise _student_error(answer.error.type, answer.error.message)
     return answer
 
 
@@ -106,35 +113,41 @@ _local_ids: dict = {}
 
 
 def _serve_callback(text):
-    """O aluno chamou um objeto do corretor: roda aqui, devolve dados (só o tipo de um erro)."""
+    """O aluno chamou um objeto do corretor: roda aqui, devolve um `Reply` com dados (de um
+    erro, só o tipo: a mensagem pode ser de um teste oculto)."""
+    rid = ""
     try:
-        cb = loads(text)
-        obj = _local[cb["alvo"]]
-        op = cb["op"]
-        if op == "chamar":
-            args = [_value(a) for a in cb["args"]]
-            kwargs = {k: _value(v) for k, v in cb["kwargs"].items()}
-            value = obj(*args, **kwargs)
-        elif op == "atributo":
-            if not isinstance(cb["nome"], str) or cb["nome"].startswith("_"):
+        cb = parse(text, Request)
+        rid = cb.id
+        obj = _local[cb.target]
+        if cb.op is Op.CALL:
+            value = obj(*[_value(a) for a in cb.args], **{k: _value(v) for k, v in cb.kwargs.items()})
+        elif cb.op is Op.ATTR:
+            if not isinstance(cb.name, str) or cb.name.startswith("_"):
                 raise AttributeError("atributo privado")      # nada de __globals__, __code__...
-            value = getattr(obj, cb["nome"])
-        elif op == "item":
-            value = obj[_value(cb["chave"])]
-        elif op == "iterar":
+            value = getattr(obj, cb.name)
+        elif cb.op is Op.ITEM:
+            value = obj[_value(cb.key)]
+        elif cb.op is Op.ITER:
             value = list(obj)
-        elif op == "tamanho":
+        elif cb.op is Op.LEN:
             value = len(obj)
         else:
             raise BadWire("operação desconhecida")
-        return dumps({"valor": _encode_arg(value)})
-    except Exception as e:  # noqa: BLE001 - só o tipo vai ao aluno (a mensagem pode ser de um teste oculto)
-        return dumps({"erro": {"tipo": type(e).__name__, "mensagem": "erro no objeto do corretor"}})
+        return Reply(id=rid, value=_encode_arg(value))
+    except Exception as e:  # noqa: BLE001
+        return Reply(id=rid, error=RaisedError(type=type(e).__name__, message="erro no objeto do corretor"))
 
 
 def flag(reason):
     """Marca o notebook para revisão (flagged), com o motivo; não passa pelo aluno."""
-    _builtins.input(PREFIX + dumps({"op": "bandeira", "motivo": str(reason)[:500]}))
+    msg = Flag(reason=str(reason)[:500])
+    try:
+        if parse(_builtins.input(prompt(msg)), Reply).id == msg.id:
+            return
+    except BadWire:
+        pass
+    raise StudentKernelFailure("o executor não confirmou a marcação para revisão")
 
 
 def _to_handle(obj):
@@ -173,7 +186,7 @@ def _value(d):
     try:
         return decode(d, _from_handle)
     except BadWire as e:
-        raise StudentKernelFailure(f"o kernel do aluno mandou um valor inválido ({e})") from None
+        raise _cannot_judge(f"o kernel do aluno mandou um valor inválido ({e})") from None
 
 
 def _encode_arg(v):
@@ -270,24 +283,20 @@ def call(hid, method, args, kwargs):
     watchers = list(observers)
     # o quadro de quem chamou (Remote.__call__ -> call): o teste ou uma função travada
     allowed = _may_copy_back(args, kwargs, _sys._getframe(2))
-    req = {"op": "chamar", "alvo": hid, "metodo": method,
-           "args": [_encode_arg(a) for a in args],
-           "kwargs": {str(k): _encode_arg(v) for k, v in kwargs.items()},
-           "observadores": [[type(w).__name__, encode(tuple(w.argumentos()))] for w in watchers]}
+    req = Request(op=Op.CALL, target=hid, method=method, args=[_encode_arg(a) for a in args],
+                  kwargs={str(k): _encode_arg(v) for k, v in kwargs.items()},
+                  watchers=[[type(w).__name__, encode(tuple(w.argumentos()))] for w in watchers])
     answer = request(req)
-    changed = answer.get("alteradas") or {}
-    if not isinstance(changed, dict):
-        raise StudentKernelFailure("resposta malformada (alteradas)")
-    for key, enc in changed.items():
-        if not isinstance(key, str) or key not in allowed:
+    for key, enc in answer.changed.items():
+        if key not in allowed:
             continue
         if key[:1] == "a" and key[1:].isdigit() and int(key[1:]) < len(args):
             _copy_back(args[int(key[1:])], _value(enc))
         elif key[:1] == "k" and key[1:] in kwargs:
             _copy_back(kwargs[key[1:]], _value(enc))
-    value = _value(answer.get("valor"))
+    value = _value(answer.value)
     if watchers:
-        _check_reports(watchers, answer.get("relatorios"), value)
+        _check_reports(watchers, answer.reports, value)
     return value
 
 
@@ -308,19 +317,19 @@ class Remote:
     def __getattr__(self, name):
         if name.startswith("__") or name.startswith("_repr_") or name.startswith("_ipython_"):
             raise AttributeError(name)
-        return _value(request({"op": "atributo", "alvo": self._ag_id, "nome": name})["valor"])
+        return _value(request(Request(op=Op.ATTR, target=self._ag_id, name=name)).value)
 
     def __setattr__(self, name, value):
-        request({"op": "definir", "alvo": self._ag_id, "nome": name, "valor": _encode_arg(value)})
+        request(Request(op=Op.SETATTR, target=self._ag_id, name=name, value=_encode_arg(value)))
 
     def __getitem__(self, key):
-        return _value(request({"op": "item", "alvo": self._ag_id, "chave": _encode_arg(key)})["valor"])
+        return _value(request(Request(op=Op.ITEM, target=self._ag_id, key=_encode_arg(key))).value)
 
     def __iter__(self):
-        return iter(_value(request({"op": "iterar", "alvo": self._ag_id})["valor"]))
+        return iter(_value(request(Request(op=Op.ITER, target=self._ag_id)).value))
 
     def __len__(self):
-        return _value(request({"op": "tamanho", "alvo": self._ag_id})["valor"])
+        return _value(request(Request(op=Op.LEN, target=self._ag_id)).value)
 
     def __repr__(self):
         kind = {"function": "função", "class": "classe"}.get(self._ag_kind, "objeto")
@@ -347,17 +356,17 @@ class Unavailable:
 
 def bind(ns, candidates):
     """Põe em `ns` os nomes de `candidates` que as células do aluno definiram."""
-    names = request({"op": "nomes"}).get("nomes") or {}
+    names = request(Request(op=Op.NAMES)).names
     wanted = [c for c in candidates if names.get(c) == "value"]
     if not wanted:
         return
-    answer = request({"op": "pegar", "nomes": wanted})
-    for n, enc in (answer.get("valores") or {}).items():
+    answer = request(Request(op=Op.GET, names=wanted))
+    for n, enc in answer.values.items():
         if n in wanted:
             ns[n] = _value(enc)
             if isinstance(ns[n], Remote):
                 object.__setattr__(ns[n], "_ag_bound", n)
-    for n, why in (answer.get("erros") or {}).items():
+    for n, why in answer.errors.items():
         if n in wanted:
             ns[n] = Unavailable(n, str(why)[:500])
 

@@ -2,13 +2,14 @@
 
 `SandboxKernel` inicia um kernel do Jupyter na sandbox (sandbox.py), com a sua pasta
 (trabalho/, home/, sockets) e a sua caixa (cgroup), e o encerra com tudo o que ele
-iniciou. O código injetado na partida é wire.py mais `student_stub.py` (kernel do aluno)
+iniciou. O código injetado na partida é wire.py e protocol.py mais `student_stub.py` (kernel do aluno)
 ou `harness_side.py` (kernel do corretor), num módulo próprio de cada kernel;
 `reset_harness` prepara um kernel do corretor para o próximo notebook.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from queue import Empty
@@ -25,6 +26,8 @@ STUDENT_MODULE = "_autograder_student"
 HARNESS_MODULE = "_autograder_harness"
 BASE_MODULE = "_autograder_base"      # estado da partida do kernel do corretor (sobrevive ao reset)
 MAX_SOCKET_MESSAGE = wire.MAX_BYTES + 4 * 1024 * 1024   # bytes de uma mensagem de um kernel (zmq)
+SEND_TIMEOUT_MS = 5000       # um envio a um kernel que perdeu a conexão falha em vez de travar
+_WATCHED = ("shell", "iopub", "stdin")
 
 
 class KernelStartError(RuntimeError):
@@ -48,6 +51,9 @@ class SandboxKernel:
         self.km.connection_file = str(run_dir / "conexao.json")
         self.kc = None
         self.uses = 0                          # notebooks servidos (kernel do corretor reaproveitado)
+        self.lost: str | None = None           # motivo, se uma conexão com o kernel foi cortada
+        self.exited = False                    # o processo acabou (as conexões caem com ele)
+        self._monitors: list = []
         from .sandbox import Box
         self.box = Box.for_run_dir(run_dir)    # [caixa] GANCHO (issue 13): o cgroup deste kernel
 
@@ -62,6 +68,7 @@ class SandboxKernel:
             # (a memória deste processo, fora das caixas, não depende do aluno: revisão H6)
             self.kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_SOCKET_MESSAGE)
             self.kc.start_channels()
+            self._watch_channels()
             await self.kc.wait_for_ready(timeout=startup_timeout)
         except Exception as e:  # noqa: BLE001
             await self.shutdown()
@@ -82,9 +89,64 @@ class SandboxKernel:
                 raise KernelStartError(f"o código do corretor não rodou no kernel ({why})")
         return self
 
+    def _watch_channels(self) -> None:
+        """Observa as conexões (shell, iopub, stdin): uma mensagem acima de MAX_SOCKET_MESSAGE
+        é um erro de protocolo para o zmq, que corta a conexão de vez, sem reconectar (revisão
+        H6). Sem isto, o próximo envio ao kernel esperaria para sempre por um par que não
+        existe mais e travaria o laço inteiro da correção."""
+        sync = zmq.Context.shadow(self.kc.context.underlying)
+        for name in _WATCHED:
+            sock = getattr(self.kc, f"{name}_channel").socket
+            sock.setsockopt(zmq.SNDTIMEO, SEND_TIMEOUT_MS)
+            addr = f"inproc://ag-monitor-{id(self):x}-{name}"
+            sock.monitor(addr, zmq.EVENT_DISCONNECTED)
+            mon = sync.socket(zmq.PAIR)
+            mon.connect(addr)
+            self._monitors.append((name, mon))
+
+    def channel_lost(self) -> str | None:
+        """O motivo, se uma conexão com o kernel foi cortada (ver `_watch_channels`); senão None."""
+        if self.lost is None:
+            for name, mon in self._monitors:
+                try:
+                    if mon.poll(0):
+                        self.mark_lost(name)
+                except zmq.ZMQError:
+                    continue
+        return self.lost
+
+    async def settle_lost(self, wait: float = 1.0) -> None:
+        """Um kernel que morre (os._exit) também corta as conexões: se o processo acaba logo
+        depois do corte, é uma morte comum (`lost` volta a None), não uma mensagem recusada."""
+        end = time.monotonic() + wait
+        while self.lost is not None and time.monotonic() < end:
+            if not await self.km.is_alive():
+                self.exited, self.lost = True, None
+                return
+            await asyncio.sleep(0.1)
+
+    def mark_lost(self, channel: str) -> None:
+        if self.lost is None and not self.exited:
+            mib = MAX_SOCKET_MESSAGE // 2**20
+            self.lost = (f"o kernel mandou uma mensagem maior que {mib} MiB (o limite do corretor) ou fora "
+                         f"do protocolo (canal {channel}); a conexão com ele foi cortada e ele foi encerrado")
+
+    def send(self, channel: str, *args, **kw):
+        """`kc.execute` (channel="shell") ou `kc.input` ("stdin") sem travar: None se a conexão
+        já foi cortada (ver `channel_lost`) ou se o envio não saiu em SEND_TIMEOUT_MS."""
+        if self.channel_lost():
+            return None
+        try:
+            return (self.kc.execute if channel == "shell" else self.kc.input)(*args, **kw)
+        except zmq.Again:
+            self.mark_lost(channel)
+            return None
+
     async def run_silent(self, code: str, timeout: float) -> dict | None:
         """Executa sem histórico nem saída guardada; devolve o conteúdo do execute_reply (ou None)."""
-        msg_id = self.kc.execute(code, silent=True, store_history=False)
+        msg_id = self.send("shell", code, silent=True, store_history=False)
+        if msg_id is None:
+            return None
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             try:
@@ -108,6 +170,9 @@ class SandboxKernel:
             pass
 
     async def shutdown(self):
+        for _, mon in self._monitors:
+            mon.close(linger=0)
+        self._monitors.clear()
         try:
             if self.kc is not None:
                 self.kc.stop_channels()
@@ -130,13 +195,14 @@ class SandboxKernel:
 # ----------------------------------------------------------------------------- código injetado
 
 def _module_code(name: str, side: str) -> str:
-    """Código que cria o módulo `name` no kernel com wire.py + o lado do protocolo."""
-    wire_src = (HERE / "wire.py").read_text(encoding="utf-8")
+    """Código que cria o módulo `name` no kernel com wire.py + protocol.py + o lado do protocolo
+    (o módulo entra em sys.modules antes: os dataclasses de protocol.py o procuram lá)."""
+    parts = "".join(f"exec(compile({(HERE / f).read_text(encoding='utf-8')!r}, {name + '.' + f[:-3]!r}, "
+                    f"'exec'), _m.__dict__)\n" for f in ("wire.py", "protocol.py"))
     side_src = (HERE / side).read_text(encoding="utf-8")
-    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({name!r})\n"
-            f"exec(compile({wire_src!r}, {name + '.wire'!r}, 'exec'), _m.__dict__)\n"
-            f"exec(compile({side_src!r}, {name!r}, 'exec'), _m.__dict__)\n"
-            f"_s.modules[{name!r}] = _m\n{name} = _m\ndel _s, _t, _m\n")
+    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({name!r})\n_s.modules[{name!r}] = _m\n"
+            f"{parts}exec(compile({side_src!r}, {name!r}, 'exec'), _m.__dict__)\n"
+            f"{name} = _m\ndel _s, _t, _m\n")
 
 
 def student_stub_code() -> str:

@@ -5,12 +5,13 @@ O executor injeta este texto (depois do de wire.py) num módulo
 texto de teste chega aqui: só pedidos com dados (os argumentos de uma
 chamada, o nome de um observador e os argumentos do construtor dele).
 
-Cada pedido é uma execução silenciosa `_autograder_student.serve(TEXTO)`;
-a resposta fica em `_autograder_student.reply` e o executor a lê por
-`user_expressions` (JSON, nunca pickle). Tudo aqui pode ser adulterado pelo
+Cada pedido é uma execução silenciosa `_autograder_student.serve(TEXTO)` (um
+`protocol.Request`); a resposta (`protocol.Reply`, com o mesmo id) fica em
+`_autograder_student.reply` e o executor a lê por `user_expressions` (um
+`protocol.Envelope` em JSON, nunca pickle). Tudo aqui pode ser adulterado pelo
 aluno, que é dono deste processo: o kernel do corretor trata cada resposta
-como dado não confiável (wire.decode) e um relatório de observador
-estranho como motivo de revisão (`flagged`).
+como dado não confiável (protocol.parse, wire.decode) e um relatório de
+observador estranho como motivo de revisão (`flagged`).
 """
 
 import re as _re
@@ -18,8 +19,9 @@ import sys as _sys
 
 from IPython import get_ipython as _get_ipython
 
-try:            # no kernel, wire.py já foi executado neste mesmo módulo
-    from .wire import MAX_ITEMS, BadWire, NotData, decode, dumps, encode, loads
+try:            # no kernel, wire.py e protocol.py já foram executados neste mesmo módulo
+    from .protocol import Envelope, Failure, Op, RaisedError, Reply, Request, parse, prompt, to_text
+    from .wire import MAX_ITEMS, BadWire, NotData, decode, encode
 except ImportError:
     pass
 
@@ -33,13 +35,13 @@ reply = None
 
 
 class _Reply:
-    """O que o executor lê em user_expressions (a representação JSON)."""
+    """O que o executor lê em user_expressions (a representação JSON de um `Envelope`)."""
 
-    def __init__(self, text, error=None):
-        self.text, self.error = text, error
+    def __init__(self, text, raised=None):
+        self.text, self.raised = text, raised
 
     def _repr_json_(self):
-        return {"r": self.text, "erro": self.error}
+        return vars(Envelope(text=self.text, raised=self.raised))
 
     def __repr__(self):
         return "<resposta ao corretor>"
@@ -69,37 +71,36 @@ class HarnessObject:
     def __init__(self, d):
         object.__setattr__(self, "_ag_id", d["id"])
 
-    def _ask(self, req):
+    def _ask(self, op, **fields):
         import builtins
-        req["alvo"] = object.__getattribute__(self, "_ag_id")
-        answer = loads(builtins.input(PREFIX + dumps(req)))
-        if not isinstance(answer, dict) or "falha" in answer:
+        req = Request(op=op, target=object.__getattribute__(self, "_ag_id"), **fields)
+        try:
+            answer = parse(builtins.input(prompt(req)), Reply, Failure)
+        except BadWire:
+            answer = None
+        if not isinstance(answer, Reply) or answer.id != req.id:
             raise RuntimeError("o corretor não respondeu")
-        answer = loads(answer.get("r"))
-        if "erro" in answer:
-            raise RuntimeError(f"erro no objeto do corretor ({str(answer['erro'].get('tipo'))[:60]})")
-        return _dec(answer["valor"])
+        if answer.error is not None:
+            raise RuntimeError(f"erro no objeto do corretor ({answer.error.type[:60]})")
+        return _dec(answer.value)
 
     def __call__(self, *args, **kwargs):
-        return self._ask({"op": "chamar", "args": [_enc(a) for a in args],
-                          "kwargs": {str(k): _enc(v) for k, v in kwargs.items()}})
+        return self._ask(Op.CALL, args=[_enc(a) for a in args],
+                         kwargs={str(k): _enc(v) for k, v in kwargs.items()})
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return self._ask({"op": "atributo", "nome": name})
+        return self._ask(Op.ATTR, name=name)
 
     def __getitem__(self, key):
-        return self._ask({"op": "item", "chave": _enc(key)})
+        return self._ask(Op.ITEM, key=_enc(key))
 
     def __iter__(self):
-        return iter(self._ask({"op": "iterar"}))
+        return iter(self._ask(Op.ITER))
 
     def __len__(self):
-        return self._ask({"op": "tamanho"})
-
-
-PREFIX = "\x00autograder:"
+        return self._ask(Op.LEN)
 
 
 def _to_handle(obj):
@@ -138,19 +139,19 @@ def _names(req):
         if k in _SKIP or k.startswith("_autograder") or _HISTORY.match(k):
             continue
         out[k] = "module" if isinstance(v, type(_sys)) else "value"
-    return {"nomes": out}
+    return {"names": out}
 
 
 def _get(req):
     values, errors = {}, {}
-    for n in req["nomes"]:
+    for n in req.names:
         if n not in _NS:
             continue
         try:
             values[n] = _enc(_NS[n])
         except Exception as e:  # noqa: BLE001 - o corretor recebe o motivo
             errors[n] = f"{type(e).__name__}: {e}"[:500]
-    return {"valores": values, "erros": errors}
+    return {"values": values, "errors": errors}
 
 
 def _copy(x):
@@ -177,18 +178,26 @@ def _same(a, b):
     return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
 
 
+def _target(req):
+    if req.target is None:
+        raise BadWire("pedido sem alvo")
+    return _from_handle({"id": req.target})
+
+
 def _call(req):
-    f = _from_handle({"id": req["alvo"]})
-    if req.get("metodo") is not None:
-        f = getattr(f, req["metodo"])
-    args = [_dec(a) for a in req["args"]]
-    kwargs = {k: _dec(v) for k, v in req["kwargs"].items()}
+    f = _target(req)
+    if req.method is not None:
+        f = getattr(f, req.method)
+    args = [_dec(a) for a in req.args]
+    kwargs = {k: _dec(v) for k, v in req.kwargs.items()}
     watchers = []
-    for name, wargs in req.get("observadores", []):
-        cls = _base.get(name)
+    for item in req.watchers:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            raise BadWire("observador malformado")
+        cls = _base.get(item[0])
         if cls is None:
-            raise BadWire(f"observador desconhecido: {name!r:.60}")
-        watchers.append(cls(*decode(wargs)))
+            raise BadWire(f"observador desconhecido: {item[0]!r:.60}")
+        watchers.append(cls(*decode(item[1])))
     inputs = list(args) + list(kwargs.values())
     before = {f"a{i}": (a, _copy(a)) for i, a in enumerate(args)}
     before.update({f"k{k}": (a, _copy(a)) for k, a in kwargs.items()})
@@ -203,46 +212,48 @@ def _call(req):
             w.parar()
     reports = [w.relatorio_da_chamada(result, inputs) for w in watchers]
     changed = {k: _enc(a) for k, (a, old) in before.items() if old is not None and not _same(old, a)}
-    return {"valor": _enc(result), "alteradas": changed, "relatorios": reports}
+    return {"value": _enc(result), "changed": changed, "reports": reports}
 
 
 def _attr(req):
-    return {"valor": _enc(getattr(_from_handle({"id": req["alvo"]}), req["nome"]))}
+    return {"value": _enc(getattr(_target(req), str(req.name)))}
 
 
 def _setattr(req):
-    setattr(_from_handle({"id": req["alvo"]}), req["nome"], _dec(req["valor"]))
+    setattr(_target(req), str(req.name), _dec(req.value))
     return {}
 
 
 def _item(req):
-    return {"valor": _enc(_from_handle({"id": req["alvo"]})[_dec(req["chave"])])}
+    return {"value": _enc(_target(req)[_dec(req.key)])}
 
 
 def _iterate(req):
     out = []
-    for x in _from_handle({"id": req["alvo"]}):
+    for x in _target(req):
         out.append(x)
         if len(out) > MAX_ITEMS:
             raise NotData(f"mais de {MAX_ITEMS} elementos")
-    return {"valor": _enc(out)}
+    return {"value": _enc(out)}
 
 
 def _len(req):
-    return {"valor": _enc(int(len(_from_handle({"id": req["alvo"]}))))}
+    return {"value": _enc(int(len(_target(req))))}
 
 
-_OPS = {"nomes": _names, "pegar": _get, "chamar": _call, "atributo": _attr, "definir": _setattr,
-        "item": _item, "iterar": _iterate, "tamanho": _len}
+_OPS = {Op.NAMES: _names, Op.GET: _get, Op.CALL: _call, Op.ATTR: _attr, Op.SETATTR: _setattr,
+        Op.ITEM: _item, Op.ITER: _iterate, Op.LEN: _len}
 
 
 def serve(text):
-    """Atende um pedido do corretor; a resposta fica em `reply`."""
+    """Atende um pedido do corretor; a resposta (com o id do pedido) fica em `reply`."""
     global reply
     reply = None
+    rid = ""
     try:
-        req = loads(text)
-        reply = _Reply(dumps(_OPS[req["op"]](req)))
+        req = parse(text, Request)
+        rid = req.id
+        reply = _Reply(to_text(Reply(id=rid, **_OPS[req.op](req))))
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - o erro do aluno vai como dado
@@ -252,4 +263,4 @@ def serve(text):
         except Exception:  # noqa: BLE001
             msg = "(mensagem ilegível)"
         kind = type(e).__name__[:80]
-        reply = _Reply(dumps({"erro": {"tipo": kind, "mensagem": msg}}), kind)
+        reply = _Reply(to_text(Reply(id=rid, error=RaisedError(type=kind, message=msg))), kind)

@@ -13,7 +13,7 @@ O que não é dado (funções, classes, objetos do aluno) vira uma *alça*
 decodifica, por `from_handle`.
 
 Este arquivo roda nos dois kernels: o executor manda o texto dele (com
-student_stub.py ou harness_side.py) na inicialização. Por isso só usa a
+protocol.py, as mensagens, e student_stub.py ou harness_side.py) na inicialização. Por isso só usa a
 biblioteca padrão no topo e importa numpy e torch só quando precisa.
 """
 

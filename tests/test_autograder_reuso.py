@@ -292,7 +292,7 @@ def grade(curso, order: list[tuple[str, str, dict]], reuse: bool = True,
                          and c.cell_type == "code"}
                 out.append({"student": student, "status": str(r.status),
                             "scores": {q.grade_id: q.score for q in r.questions},
-                            "tests": tests, "details": list(r.details),
+                            "tests": tests, "details": list(r.details), "flags": list(r.flags),
                             "outputs": json.dumps([c.outputs for c in nb.cells if c.cell_type == "code"],
                                                   ensure_ascii=False)})
         finally:
@@ -486,8 +486,8 @@ ZEROES = {**BOUNDARY_OK, "dobro": "def dobro(x):\n    x[...] = 0\n    return 0 *
 # não levanta nada: corrompe a resposta ao corretor, que não pode virar "o aluno levantou ValueError" (L1)
 CORRUPT = {**BOUNDARY_OK, "dobro": (
     "import _autograder_student as _S\n_Orig = _S._Reply\n"
-    "class _Corrompe(_Orig):\n    def __init__(self, text, error=None):\n"
-    "        super().__init__('{' if text.startswith('{\"erro\"') else text, error)\n"
+    "class _Corrompe(_Orig):\n    def __init__(self, text, raised=None):\n"
+    "        super().__init__('{' if raised else text, raised)\n"
     "_S._Reply = _Corrompe\n"
     "def dobro(x):\n    if x is None:\n        raise ValueError('nada')\n    return 2 * x\n")}
 # imprime a alça da função do teste: o número não pode ser o mesmo em dois notebooks (M3)
@@ -503,6 +503,8 @@ def test_the_students_word_is_a_claim(curso):
     assert by["zera"]["scores"]["test_entrada"] == 0.0, by["zera"]            # C3
     assert by["corrompe"]["scores"]["test_erro"] == 0.0, by["corrompe"]       # L1
     assert "StudentKernelFailure" in json.dumps(by["corrompe"]["tests"]["test_erro"]), by["corrompe"]["tests"]
+    assert by["corrompe"]["status"] == "flagged", by["corrompe"]                   # o corretor não pôde julgar
+    assert any("não pôde julgar" in f and "corrompida" in f for f in by["corrompe"]["flags"]), by["corrompe"]
     ids = [re.search(r"alça: (\d+)", by[s]["outputs"]).group(1) for s in ("alca1", "alca2")]
     assert ids[0] != ids[1], ids                                               # M3
     assert by["alca1"]["scores"]["test_chama"] == 1.0
