@@ -503,7 +503,10 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
             where = _check_workers(client, opts)
             say(f"corrigindo {len(task_list)} notebook(s) de {len(rec.pending)} aluno(s) "
                 f"com o Dask ({where}){'' if opts.use_sandbox else ' (sem sandbox)'}")
-            dispatch = _Dispatcher(client, client.scatter(course, broadcast=True, hash=False), task_list)
+            # o curso é uma tarefa, não dados espalhados: se os trabalhadores que o tinham morrem,
+            # o agendador o refaz (com `scatter`, as correções seguintes seriam canceladas)
+            course_f = client.submit(worker_side.course_value, course, key=f"curso-{course.digest}", pure=False)
+            dispatch = _Dispatcher(client, course_f, task_list)
             rec.bar.render(force=True)
             try:
                 for t, fut in dispatch:

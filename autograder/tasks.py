@@ -4,8 +4,10 @@ O processo que planeja (runner.py) e o que corrige (um trabalhador do Dask,
 nesta máquina ou em outra) não dividem nenhum arquivo. Tudo o que a correção
 precisa viaja como dados:
 
-- `Course`: o que todas as correções de uma rodada precisam, enviado uma vez a
-  cada trabalhador (`Client.scatter(..., broadcast=True)`): a versão
+- `Course`: o que todas as correções de uma rodada precisam, numa tarefa do Dask
+  (`course_value`) de que as correções dependem: cada trabalhador a recebe uma vez
+  e, se todos os que a tinham morrem, o agendador a refaz a partir da própria
+  tarefa (dados espalhados com `scatter` se perderiam com eles); a versão
   distribuída de cada tarefa (release/<tarefa>/, bytes), a semente do
   gradebook (as células e os testes ocultos, sem nenhum aluno; ver
   gradebook.seed_bytes), os limites de tempo e da sandbox;
@@ -254,6 +256,11 @@ def _arm_idle_timer() -> None:
     _idle_timer = threading.Timer(IDLE_RELEASE_S / 4, _idle_check)
     _idle_timer.daemon = True
     _idle_timer.start()
+
+
+def course_value(course: Course) -> Course:
+    """A tarefa que guarda o `Course` no grafo do Dask (o agendador a refaz se ela se perde)."""
+    return course
 
 
 def grade(course: Course, task: GradeTask) -> TaskOutput:
