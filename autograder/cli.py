@@ -157,6 +157,9 @@ def _grade_parser(sub) -> None:
               f"(padrão: {DEFAULTS.disk_mib})")
     _opt(g, "--no-sandbox", "--sem-sandbox", action="store_true",
          help="corrige sem bubblewrap (PERIGOSO: o código dos alunos roda com os seus direitos)")
+    _opt(g, "--no-zygote", "--sem-molde", action="store_true",
+         help="cada kernel começa do zero e importa o torch de novo (sem o molde: mais lento, "
+              "mesmas notas; para comparar)")
     _deadline_args(g)
     _csv_args(g)
     _opt(g, "--pattern", "--padrao", default=None, metavar="REGEX",
@@ -392,7 +395,7 @@ def _cmd_grade(args) -> int:
     opts = grade_options(
         args.submissions, assignments=args.assignment, jobs=args.jobs, cell_timeout=args.cell_timeout,
         notebook_timeout=args.notebook_timeout, memory_mib=args.memory, cpus=args.cpus, nproc=args.max_processes,
-        disk_mib=args.disk, use_sandbox=not args.no_sandbox, pattern=args.pattern, tz=args.timezone,
+        disk_mib=args.disk, use_sandbox=not args.no_sandbox, use_zygote=not args.no_zygote, pattern=args.pattern, tz=args.timezone,
         deadlines=args.deadline, redo=args.force, tty=False if args.no_progress else None,
         scheduler=args.scheduler, client=getattr(args, "client", None))
     try:

@@ -18,6 +18,7 @@ nada disso chega.
 from __future__ import annotations
 
 import ast
+import functools
 import copy
 from dataclasses import dataclass
 
@@ -163,8 +164,12 @@ def _restore_meta(cell, rel, issues: list[Issue]) -> None:
 
 # ----------------------------------------------------------------------------- AST
 
+@functools.lru_cache(maxsize=8192)
 def _to_python(src: str) -> str:
-    """Converte mágicas do IPython (%timeit, !ls) em Python para a AST."""
+    """Converte mágicas do IPython (%timeit, !ls) em Python para a AST.
+
+    Guardada por texto: as mesmas células (as da versão distribuída em todo notebook, as do
+    aluno em cada regra) passavam pelo tokenizador do IPython várias vezes."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
         return TransformerManager().transform_cell(src)

@@ -67,6 +67,7 @@ class GradeOptions:
     settings: ExecSettings = field(default_factory=ExecSettings)
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
     use_sandbox: bool = True
+    use_zygote: bool = True             # kernels por fork de um molde que já importou o torch (zygote.py)
     pattern: str | None = None
     tz: str | None = None
     deadlines: list[str] = field(default_factory=list)
@@ -494,7 +495,7 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
     course = Course(prefix=ws.prefix, release={a: _release_files(ws, a) for a in infos},
                     source_hashes={a: i.source_hash for a, i in infos.items()}, seed_db=seed_bytes(ws),
                     settings=opts.settings, limits=opts.limits, use_sandbox=opts.use_sandbox,
-                    hidden_secret=hidden.workspace_secret(ws.state))
+                    use_zygote=opts.use_zygote, hidden_secret=hidden.workspace_secret(ws.state))
     task_list = build_tasks(infos, todo)
     rec = _Recorder(ws, infos, todo, students, summary, opts.tty)
     done = 0

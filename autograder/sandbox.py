@@ -87,6 +87,7 @@ class SandboxConfig:
     limits: Limits = field(default_factory=Limits)
     python: str = ""              # intérprete com ipykernel (o do corretor)
     extra_ro: list[str] = field(default_factory=list)   # pastas extras somente leitura
+    zygote: str = ""              # socket do molde (zygote.py); vazio: cada kernel pelo bwrap
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -444,6 +445,10 @@ def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = N
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsz, fsz))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     drop = cfg.enabled and os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv")
+    if drop and cfg.zygote:
+        code = _via_zygote(cfg, connection_file, extra or [])
+        if code is not None:
+            os._exit(code)
     if drop:
         private_disk(run_dir, lim.disk_mib)
     cmd, env = build_command(cfg, connection_file, drop_to=NOBODY if drop else None, extra=extra)
@@ -457,6 +462,30 @@ def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = N
         os.chdir(os.path.join(run_dir, "trabalho"))
         env = {**env, "PATH": os.path.dirname(cfg.python) + ":" + env["PATH"]}
     os.execvpe(cmd[0], cmd, env)
+
+
+def _via_zygote(cfg: SandboxConfig, connection_file: str, extra: list[str]) -> int | None:  # pragma: no cover
+    """Pede o kernel ao molde (zygote.py) e espera por ele; devolve o código de saída do kernel,
+    ou None (com o motivo no log) se o molde não pôde: aí o lançador segue pelo bwrap."""
+    import socket
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(cfg.zygote)
+        req = {"config": cfg.to_json(), "connection_file": connection_file, "extra": extra}
+        socket.send_fds(s, [json.dumps(req).encode()], [1, 2])
+        data = s.recv(65536)
+        first = json.loads(data) if data else {"error": "o molde fechou a conexão"}
+    except (OSError, ValueError) as e:
+        first = {"error": f"{type(e).__name__}: {e}"}
+    if "ok" not in first:
+        print(f"AVISO: o molde não iniciou o kernel ({first.get('error')}); sigo pelo bwrap",
+              file=sys.stderr, flush=True)
+        return None
+    try:
+        last = s.recv(65536)
+        return int(json.loads(last)["exit"]) & 0xFF if last else 1
+    except (OSError, ValueError, KeyError):
+        return 1
 
 
 def main(argv: list[str] | None = None) -> None:  # pragma: no cover - faz exec

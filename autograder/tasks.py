@@ -59,6 +59,7 @@ class Course:
     settings: ExecSettings = field(default_factory=ExecSettings)
     limits: Limits = field(default_factory=Limits)
     use_sandbox: bool = True
+    use_zygote: bool = True       # kernels por fork do molde (zygote.py), quando ele vale aqui
     # segredo do workspace para as entradas ocultas por aluno (hidden.py); vazio: só aluno e tarefa
     hidden_secret: str = ""
 
@@ -69,7 +70,7 @@ class Course:
             for rel in sorted(self.release[a]):
                 h.update(f"\0{a}/{rel}\0".encode() + hashlib.sha256(self.release[a][rel]).digest())
         h.update(hashlib.sha256(self.seed_db).digest())
-        h.update(repr((self.settings, self.limits, self.use_sandbox)).encode())
+        h.update(repr((self.settings, self.limits, self.use_sandbox, self.use_zygote)).encode())
         h.update(hashlib.sha256(self.hidden_secret.encode()).digest())
         return h.hexdigest()[:16]
 
@@ -157,6 +158,18 @@ def check_worker(use_sandbox: bool) -> str | None:
     return None
 
 
+def _start_zygote(course: Course, cfg, base: str):
+    """O molde dos kernels deste processo (zygote.py), ou None: aí cada kernel pelo bwrap."""
+    from . import zygote
+    if not (course.use_sandbox and course.use_zygote) or zygote.available() is not None:
+        return None
+    z = zygote.Zygote.start(cfg, base)
+    if z is None:
+        print("AVISO: o molde dos kernels não iniciou; cada kernel importa o torch de novo",
+              file=sys.stderr, flush=True)
+    return z
+
+
 class _Grader:
     """O estado de uma rodada num processo trabalhador: pasta local, laço asyncio, kernels."""
 
@@ -176,9 +189,14 @@ class _Grader:
             self.ws.state.mkdir(parents=True, exist_ok=True)
             prebuild_matplotlib_cache(self.ws)
             cfg = SandboxConfig(enabled=course.use_sandbox, limits=course.limits, python=sys.executable)
+            self.zygote = _start_zygote(course, cfg, str(root))
+            if self.zygote is not None:
+                cfg.zygote = self.zygote.socket
             write_kernel_spec(cfg, self.ws.kernels_dir)
             self.infos = {a: self.ws.info(a, h) for a, h in course.source_hashes.items()}
         except BaseException:
+            if getattr(self, "zygote", None) is not None:
+                self.zygote.close()
             shutil.rmtree(root, ignore_errors=True)
             raise
         self.loop = asyncio.new_event_loop()
@@ -227,6 +245,8 @@ class _Grader:
             pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
+        if self.zygote is not None:
+            self.zygote.close()
         shutil.rmtree(self.ws.root, ignore_errors=True)
 
 

@@ -158,7 +158,8 @@ def main() -> int:
         for a in assignments:
             (sol / a).symlink_to(ROOT / "solutions" / a)
         measured = {}
-        variants = [(2, [])] + ([] if args.sem_serie else [(1, [])])
+        # "--sem-molde": cada kernel do aluno importa o torch de novo (o corretor de antes do molde)
+        variants = [(2, []), (2, ["--sem-molde"])] + ([] if args.sem_serie else [(1, [])])
         for jobs, extra in variants:
             tag = f"{jobs}{''.join(extra)}"
             ws = tmp / f"ws{tag}"
@@ -173,7 +174,7 @@ def main() -> int:
                 print(f"notas diferentes do nbgrader (jobs={jobs}): {dict(list(diff.items())[:10])}",
                       file=sys.stderr)
                 return 1
-            measured[tag] = dt
+            measured[tag] = (dt, cpu)
             rows.append((f"`python -m autograder grade --jobs {jobs}{' ' + ' '.join(extra) if extra else ''}`"
                          " (sandbox)", dt, cpu, ld))
             print(f"corretor --jobs {jobs} {' '.join(extra)}: {dt:.1f} s (notas iguais às do nbgrader)", flush=True)
@@ -196,10 +197,15 @@ def main() -> int:
     for label, dt, cpu, ld in rows:
         lines.append(f"| {label} | {fmt_num(dt, 1)} s | {fmt_num(n_nb / dt * 60, 1)} | "
                      f"{fmt_num(cpu / n_nb, 2)} núcleo·s | {ld} |")
-    lines += ["", f"Vazão do corretor com 2 processos: **{fmt_num(t_nbg / measured['2'], 2)}x** a do nbgrader em série."]
+    (t2, c2), (t_old, c_old) = measured["2"], measured["2--sem-molde"]
+    lines += ["", f"Vazão do corretor com 2 processos: **{fmt_num(t_nbg / t2, 2)}x** a do nbgrader em série; "
+              f"CPU por notebook {fmt_num(c2 / n_nb, 2)} núcleo·s (nbgrader: {fmt_num(cpu_nbg / n_nb, 2)}).",
+              f"Sem o molde (`--sem-molde`: cada kernel do aluno importa o torch, como antes dele): "
+              f"{fmt_num(t_nbg / t_old, 2)}x e {fmt_num(c_old / n_nb, 2)} núcleo·s por notebook; o molde "
+              f"corta {fmt_num(100 * (1 - c2 / c_old), 0)} % da CPU por notebook."]
     if "1" in measured:
-        lines.append(f"Com 1 processo: {fmt_num(t_nbg / measured['1'], 2)}x; o segundo processo dá mais "
-                     f"{fmt_num(measured['1'] / measured['2'], 2)}x.")
+        lines.append(f"Com 1 processo: {fmt_num(t_nbg / measured['1'][0], 2)}x; o segundo processo dá mais "
+                     f"{fmt_num(measured['1'][0] / t2, 2)}x.")
     if not args.sem_gravar:
         _run_module().write_section("grader", "\n".join(lines))
     print("\n".join(lines))

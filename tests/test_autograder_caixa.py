@@ -8,6 +8,7 @@ de arquivos, e o `cgroup.kill` de verdade quando o host tem uma hierarquia v2.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import shutil
@@ -23,7 +24,7 @@ from zoneinfo import ZoneInfo
 import nbformat
 import pytest
 
-from autograder import cgroup, sandbox
+from autograder import cgroup, sandbox, zygote
 from autograder.executor import ExecSettings, execute_notebook
 from autograder.kernel import SandboxKernel, harness_code, student_stub_code
 from autograder.submissions import MAX_FILE, collect
@@ -57,10 +58,26 @@ def _procs_with(marker: str) -> list[int]:
     return found
 
 
+_zygote = None
+
+
+def _template_socket() -> str:
+    """O socket do molde dos kernels (zygote.py), como a correção usa; vazio onde ele não vale
+    (sem root) ou com AG_TESTE_SEM_MOLDE=1, que roda estes testes pelo bwrap."""
+    global _zygote
+    if os.environ.get("AG_TESTE_SEM_MOLDE") == "1" or zygote.available() is not None:
+        return ""
+    if _zygote is None:
+        _zygote = zygote.Zygote.start(sandbox.SandboxConfig(enabled=True, python=sys.executable), "/tmp")
+        assert _zygote is not None, "o molde não iniciou"
+        atexit.register(_zygote.close)
+    return _zygote.socket
+
+
 async def _run(cells: list[str], limits: sandbox.Limits, files: dict[str, str] | None = None,
                timeout: float = 60.0, nb=None):
     """Executa as células num kernel da sandbox com caixa; devolve (notebook, resultado, caixa)."""
-    cfg = sandbox.SandboxConfig(enabled=True, limits=limits, python=sys.executable)
+    cfg = sandbox.SandboxConfig(enabled=True, limits=limits, python=sys.executable, zygote=_template_socket())
     kdir = Path(tempfile.mkdtemp(prefix="ag-teste-spec-"))
     sandbox.write_kernel_spec(cfg, kdir)
     run_dir, harness_dir = (Path(tempfile.mkdtemp(prefix="ag-teste-", dir="/tmp")) for _ in range(2))
