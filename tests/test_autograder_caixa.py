@@ -171,13 +171,15 @@ def test_box_kill_takes_everything_even_without_the_pid_namespace():
 
 # ----------------------------------------------------------------------------- memória
 
+# 6 x 200 MiB: cada filho fica abaixo do RLIMIT_AS (1.024 MiB por processo, e um kernel do molde
+# já tem ~770 MiB de espaço de endereços com o torch), a soma passa do limite da caixa
 FORKED_MEMORY = """
 import os, time
 kids = []
-for k in range(4):
+for k in range(6):
     pid = os.fork()
     if pid == 0:
-        b = bytearray(300 * 1024 * 1024)
+        b = bytearray(200 * 1024 * 1024)
         for i in range(0, len(b), 4096):
             b[i] = 1
         time.sleep(3)
