@@ -8,26 +8,17 @@ limite do socket, que não pode travar quem corrige. Os lados são os módulos d
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-import concurrent.futures
 import json
 import time
 from types import SimpleNamespace
 
 import pytest
 import zmq
+from aio import run_async
 
 from autograder import harness_side, protocol, student_stub, wire
 from autograder.kernel import SandboxKernel
-
-
-def _run_async(coro):
-    """Roda a corrotina num laço novo, numa thread própria: na bateria inteira, o Playwright
-    (fixture de sessão do conftest) deixa um laço rodando na thread principal, e lá
-    `asyncio.run` recusa."""
-    with concurrent.futures.ThreadPoolExecutor(1) as ex:
-        return ex.submit(asyncio.run, coro).result()
 from autograder.protocol import (Blame, Callback, Envelope, Failure, Flag, Op, RaisedError, Relayed, Reply,
                                  Request)
 from autograder.relay import Relay
@@ -235,14 +226,14 @@ def test_the_relay_passes_the_student_reply_on_unread_with_the_request_id():
     req = Request(op=Op.NAMES)
     text = protocol.to_text(Reply(id=req.id))
     run = _Run(student_env={"text": text, "raised": None})
-    got = protocol.parse(_run_async(run._relay(protocol.prompt(req), 5.0)), Relayed)
+    got = protocol.parse(run_async(run._relay(protocol.prompt(req), 5.0)), Relayed)
     assert got.id == req.id and got.text == text
 
 
 @pytest.mark.parametrize("env", [None, {"r": "{}", "erro": None}, {"text": 3}])
 def test_a_missing_or_malformed_envelope_is_a_grader_failure(env):
     req = Request(op=Op.NAMES)
-    got = protocol.parse(_run_async(_Run(student_env=env)._relay(protocol.prompt(req), 5.0)), Failure)
+    got = protocol.parse(run_async(_Run(student_env=env)._relay(protocol.prompt(req), 5.0)), Failure)
     assert got.id == req.id and got.blame is Blame.GRADER
 
 
@@ -254,7 +245,7 @@ def test_the_relay_refuses_an_oversize_reply_before_reading_it(monkeypatch):
     loads = json.loads
     seen = []
     monkeypatch.setattr(json, "loads", lambda s, *a, **k: (seen.append(len(s)), loads(s, *a, **k))[1])
-    got = protocol.parse(_run_async(_Run(student_env={"text": big})._relay(protocol.prompt(req), 5.0)), Failure)
+    got = protocol.parse(run_async(_Run(student_env={"text": big})._relay(protocol.prompt(req), 5.0)), Failure)
     assert got.id == req.id and got.blame is Blame.STUDENT and "maior" in got.reason
     assert max(seen) < 1000, seen                 # só o pedido e a resposta curta foram lidos
 
@@ -269,7 +260,7 @@ def test_a_nested_request_during_a_callback_does_not_desynchronise_the_channel()
     flag = Flag(reason="algo a revisar")
     run = _Run(harness_msgs=[protocol.prompt(nested), protocol.prompt(flag), protocol.prompt(reply)])
     run.pending_id = "pedido-do-corretor"
-    out = _run_async(run._callback(protocol.prompt(student_req), 5.0))
+    out = run_async(run._callback(protocol.prompt(student_req), 5.0))
     assert protocol.parse(out, Reply) == reply
     cb = protocol.parse(run.sent[0], Callback)
     assert cb.id == "pedido-do-corretor" and cb.text == protocol.to_text(student_req)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from aio import run_async
 from autograder import sandbox, zygote
 from autograder.kernel import SandboxKernel
 
@@ -47,10 +48,6 @@ print(json.dumps(dict(
     numpy_draw=__import__("numpy").random.randint(0, 2**31), torch_seed=__import__("torch").initial_seed(),
 )))
 '''
-
-
-def _run(coro):
-    return asyncio.new_event_loop().run_until_complete(coro)
 
 
 async def _output(k: SandboxKernel, code: str, timeout: float = 60) -> str:
@@ -101,7 +98,7 @@ def _probe(base: Path, name: str, zsock: str) -> tuple[dict, str]:
         finally:
             await k.shutdown()
         return json.loads(out), (k.run_dir / "kernel.log").read_text(errors="replace")
-    return _run(go())
+    return run_async(go())
 
 
 def test_a_kernel_from_the_template_sees_what_a_bwrap_kernel_sees(molde, tmp_path):
@@ -139,7 +136,7 @@ def test_template_kernels_start_with_torch_imported_and_draw_their_own_seeds(mol
             assert time.monotonic() - t0 < 30
         for a, b in zip(draws[0].split(), draws[1].split()):
             assert a != b, f"dois kernels do molde com o mesmo estado aleatório: {draws}"
-    _run(go())
+    run_async(go())
 
 
 def test_killing_the_launcher_or_the_template_takes_the_kernel_with_it(molde, tmp_path):
@@ -157,7 +154,7 @@ def test_killing_the_launcher_or_the_template_takes_the_kernel_with_it(molde, tm
         left = box.pids()
         await k.shutdown()
         assert left == [], f"sobreviveram ao lançador: {left}"
-    _run(go())
+    run_async(go())
 
     z = zygote.Zygote.start(sandbox.SandboxConfig(enabled=True, python=sys.executable), str(tmp_path))
 
@@ -172,7 +169,7 @@ def test_killing_the_launcher_or_the_template_takes_the_kernel_with_it(molde, tm
         left = box.pids()
         await k.shutdown()
         assert len(left) <= 1, f"sobreviveram ao molde: {left}"
-    _run(go2())
+    run_async(go2())
     z.close()
 
 
@@ -185,7 +182,7 @@ def test_without_a_template_the_launcher_falls_back_to_bwrap(tmp_path):
         finally:
             await k.shutdown()
         return out, (k.run_dir / "kernel.log").read_text(errors="replace")
-    out, log = _run(go())
+    out, log = run_async(go())
     assert out.split() == ["False", str(sandbox.NOBODY)]
     assert "AVISO: o molde não iniciou o kernel" in log and "sigo pelo bwrap" in log
 
