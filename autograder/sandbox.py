@@ -323,15 +323,17 @@ class Box:
     def backend(self):
         return self._backend if self._backend is not None else box_backend()[0]
 
-    def enter(self) -> bool:
-        """Cria a caixa e põe este processo nela; False (e o motivo no stderr) se não há cgroup."""
+    def enter(self, create: bool = True) -> bool:
+        """Cria a caixa (`create`; senão ela já existe, com os limites) e põe este processo nela;
+        False (e o motivo no stderr) se não há cgroup."""
         b = self.backend
         if b is None:
             print(box_warning(), file=sys.stderr, flush=True)
             return False
         try:
-            b.create(self.name, cgroup.CgroupLimits(memory_bytes=self.limits.memory_mib * MiB,
-                                                    pids=self.limits.nproc, cpus=self.limits.cpus))
+            if create:
+                b.create(self.name, cgroup.CgroupLimits(memory_bytes=self.limits.memory_mib * MiB,
+                                                        pids=self.limits.nproc, cpus=self.limits.cpus))
             b.add(self.name, os.getpid())
         except (OSError, cgroup.CgroupError) as e:
             print(f"AVISO: não consegui pôr o kernel no cgroup {self.name}: {e}; "
@@ -426,6 +428,14 @@ def private_disk(run_dir: str, size_mib: int) -> bool:  # pragma: no cover - rod
     return True
 
 
+def process_limits(lim: Limits) -> None:
+    """Os limites por processo, herdados por tudo o que vier depois: RLIMIT_AS (memória),
+    RLIMIT_FSIZE (tamanho de arquivo) e RLIMIT_CORE = 0."""
+    for res, mib in ((resource.RLIMIT_AS, lim.memory_mib), (resource.RLIMIT_FSIZE, lim.file_mib)):
+        resource.setrlimit(res, (mib * MiB, mib * MiB))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = None) -> None:  # pragma: no cover - faz exec
     """Põe o lançador na caixa, aplica os limites, troca de usuário e faz exec do kernel na sandbox."""
     lim = cfg.limits
@@ -439,11 +449,7 @@ def launch(cfg: SandboxConfig, connection_file: str, extra: list[str] | None = N
     # A caixa (cgroup) ANTES de tudo: daqui em diante, cada processo e cada página de
     # memória (inclusive o tmpfs do disco abaixo) contam no limite do notebook.
     boxed = Box.for_run_dir(run_dir, lim).enter()
-    mem = lim.memory_mib * MiB
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-    fsz = lim.file_mib * MiB
-    resource.setrlimit(resource.RLIMIT_FSIZE, (fsz, fsz))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    process_limits(lim)
     drop = cfg.enabled and os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv")
     if drop and cfg.zygote:
         code = _via_zygote(cfg, connection_file, extra or [])

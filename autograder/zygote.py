@@ -157,15 +157,12 @@ def _guard(conn: socket.socket, msg: bytes, fds: list[int], base_cfg, root: str)
             os.dup2(fd, target)
         run_dir = os.path.dirname(connection_file)
         lim = cfg.limits
-        box = sandbox.Box.for_run_dir(run_dir, lim)
-        boxed = box.backend is not None and os.getpid() in _join(box)
-        import resource
-        for res, mib in ((resource.RLIMIT_AS, lim.memory_mib), (resource.RLIMIT_FSIZE, lim.file_mib)):
-            resource.setrlimit(res, (mib * sandbox.MiB, mib * sandbox.MiB))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        boxed = sandbox.Box.for_run_dir(run_dir, lim).enter(create=False)   # o lançador já a criou
+        sandbox.process_limits(lim)
         sandbox.private_disk(run_dir, lim.disk_mib)
         sandbox._chown_tree(run_dir, sandbox.NOBODY)
         if not boxed:
+            import resource
             resource.setrlimit(resource.RLIMIT_NPROC, (lim.nproc, lim.nproc))
         _check(_libc.unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP),
                "unshare")
@@ -198,17 +195,6 @@ def _guard(conn: socket.socket, msg: bytes, fds: list[int], base_cfg, root: str)
             os.kill(init, signal.SIGKILL)
             os.waitpid(init, 0)
             os._exit(0)
-
-
-def _join(box) -> list[int]:
-    """Põe este processo na caixa que o lançador já criou (com os limites dele)."""
-    try:
-        box.backend.add(box.name, os.getpid())
-        return box.pids()
-    except Exception as e:  # noqa: BLE001
-        print(f"AVISO: não consegui pôr o kernel no cgroup {box.name}: {e}; valem só os limites por processo",
-              file=sys.stderr, flush=True)
-        return []
 
 
 # ----------------------------------------------------------------------------- 2. init
