@@ -182,6 +182,14 @@ class _Observador(_ModoDeDespacho):
     de função sua feita dentro dele é observada no seu kernel por uma
     instância nova da mesma regra; o relatório volta para o `verificar`."""
 
+    @classmethod
+    def _should_skip_dynamo(cls):
+        # Sem isto, o torch embrulha o `__torch_dispatch__` abaixo num `_disable_dynamo`, que
+        # importa o torch._dynamo (e o sympy) na primeira operação observada: ~1 s de CPU e
+        # ~270 MiB de endereços em cada kernel que usa uma regra. As regras não rodam sob
+        # torch.compile, e é só para ele que o embrulho serve.
+        return False
+
     def __init__(self, *args):
         super().__init__()
         self._args = args

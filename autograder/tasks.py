@@ -158,12 +158,12 @@ def check_worker(use_sandbox: bool) -> str | None:
     return None
 
 
-def _start_zygote(course: Course, cfg, base: str):
+def _start_zygote(course: Course, cfg, base: str, mpl_cache: Path):
     """O molde dos kernels deste processo (zygote.py), ou None: aí cada kernel pelo bwrap."""
     from . import zygote
     if not (course.use_sandbox and course.use_zygote) or zygote.available() is not None:
         return None
-    z = zygote.Zygote.start(cfg, base)
+    z = zygote.Zygote.start(cfg, base, mpl_cache=str(mpl_cache))
     if z is None:
         print("AVISO: o molde dos kernels não iniciou; cada kernel importa o torch de novo",
               file=sys.stderr, flush=True)
@@ -189,7 +189,7 @@ class _Grader:
             self.ws.state.mkdir(parents=True, exist_ok=True)
             prebuild_matplotlib_cache(self.ws)
             cfg = SandboxConfig(enabled=course.use_sandbox, limits=course.limits, python=sys.executable)
-            self.zygote = _start_zygote(course, cfg, str(root))
+            self.zygote = _start_zygote(course, cfg, str(root), self.ws.state / "mplcache")
             if self.zygote is not None:
                 cfg.zygote = self.zygote.socket
             write_kernel_spec(cfg, self.ws.kernels_dir)

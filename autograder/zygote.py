@@ -32,6 +32,7 @@ guardas (PR_SET_PDEATHSIG) levam os kernels junto."""
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import platform
@@ -51,8 +52,12 @@ else:   # rodado como script pelo corretor: sandbox.py pelo caminho (ele carrega
     sys.modules[_spec.name] = sandbox
     _spec.loader.exec_module(sandbox)
 
+# Nada que inicie threads. O matplotlib lê do ambiente a pasta de configuração e o backend:
+# o molde recebe o backend que o ipykernel poria (INLINE_BACKEND) e o cache de fontes do
+# corretor, e o kernel recalcula as pastas com o ambiente dele (`_matplotlib_dirs`).
 PRELOAD = ("numpy", "torch", "ipykernel.kernelapp", "ipykernel.ipkernel", "debugpy", "IPython.core.debugger",
-           "sqlite3")      # nada que leia HOME ou o ambiente na importação, nem inicie threads
+           "sqlite3", "matplotlib.pyplot")
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"      # o que o ipykernel põe em MPLBACKEND
 MAX_REQUEST = 64 * 1024
 _ADDED_MODULES = ("autograder_sandbox", "autograder_cgroup", "autograder_zygote")
 
@@ -91,8 +96,10 @@ def _prctl(op: int, arg: int, arg3: int = 0) -> int:
 
 def serve(cfg, sock_path: str) -> None:
     """O laço do molde: um `fork` por pedido; sai quando o stdin (pipe do corretor) fecha."""
+    gc.disable()
     for name in PRELOAD:
         __import__(name)
+    gc.freeze()
     if len(os.listdir("/proc/self/task")) != 1:
         sys.exit("molde: a importação iniciou threads; um fork delas não seria seguro")
     _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
@@ -299,6 +306,19 @@ def _build_root(cfg, run_dir: str, root: str) -> None:
 
 # ----------------------------------------------------------------------------- 3. kernel
 
+def _matplotlib_dirs() -> None:
+    """As pastas de configuração e de cache do matplotlib importado no molde são as do molde
+    (memorizadas na primeira chamada): esquece-as, para valerem as do ambiente do kernel."""
+    mpl = sys.modules.get("matplotlib")
+    if mpl is None:
+        return
+    for name, fmt in (("get_configdir", "CONFIGDIR=%s"), ("get_cachedir", "CACHEDIR=%s")):
+        fresh = getattr(getattr(mpl, name), "__wrapped__", None)
+        if fresh is None or not hasattr(mpl, "_logged_cached"):
+            raise ZygoteError(0, f"matplotlib.{name} sem __wrapped__: versão que o molde não conhece")
+        setattr(mpl, name, mpl._logged_cached(fmt)(fresh))
+
+
 def _kernel(cfg, connection_file: str, extra: list[str]) -> None:
     """Sessão nova, sem capacidades, como `nobody`; o ambiente do kernel; o ipykernel."""
     try:
@@ -321,6 +341,7 @@ def _kernel(cfg, connection_file: str, extra: list[str]) -> None:
         os.environ.clear()
         os.environ.update(sandbox.kernel_env(cfg.limits, os.path.join(run_dir, "home")))
         os.environ["PWD"] = os.getcwd()           # o bwrap também o põe
+        _matplotlib_dirs()
         random.seed()                    # as sementes que um processo novo sortearia
         if "numpy" in sys.modules:
             sys.modules["numpy"].random.seed()
@@ -328,6 +349,7 @@ def _kernel(cfg, connection_file: str, extra: list[str]) -> None:
             sys.modules["torch"].seed()
         for name in _ADDED_MODULES:
             sys.modules.pop(name, None)
+        gc.enable()          # o que o molde importou fica congelado (gc.freeze): sem cópias das páginas dele
         import runpy
         sys.argv = ["ipykernel_launcher", "-f", connection_file, "--HistoryManager.hist_file=:memory:",
                     "--InteractiveShellApp.ignore_cwd=True", *extra]
@@ -365,13 +387,17 @@ class Zygote:
         self.socket = os.path.join(directory, "s")
 
     @classmethod
-    def start(cls, cfg, base_dir: str, timeout: float = 60.0) -> "Zygote | None":
+    def start(cls, cfg, base_dir: str, timeout: float = 60.0, mpl_cache: str | None = None) -> "Zygote | None":
+        """mpl_cache: uma pasta com o cache de fontes do matplotlib (senão o molde o refaz, ~1 s)."""
         import shutil
         import subprocess
         import tempfile
         directory = tempfile.mkdtemp(prefix="molde-", dir=base_dir)      # 0700, de root
         os.mkdir(os.path.join(directory, "raiz"), 0o755)
         env = sandbox.kernel_env(cfg.limits, os.path.join(directory, "home"))
+        env["MPLBACKEND"] = INLINE_BACKEND
+        if mpl_cache and os.path.isdir(mpl_cache):
+            shutil.copytree(mpl_cache, env["MPLCONFIGDIR"])
         log = open(os.path.join(directory, "molde.log"), "wb")
         proc = subprocess.Popen(
             [cfg.python, "-P", os.path.abspath(__file__), "--config", cfg.to_json(),
