@@ -127,12 +127,16 @@ def test_template_kernels_start_with_torch_imported_and_draw_their_own_seeds(mol
             t0 = time.monotonic()
             await k.start(60)
             try:
-                first = await _output(k, "import sys; print('torch' in sys.modules, 'matplotlib' in sys.modules)")
+                first = await _output(k, "import sys, os; m = sys.modules.get('matplotlib'); print('torch' in sys.modules, "
+                                         "m is not None and m.get_configdir() == os.environ['MPLCONFIGDIR'], "
+                                         "m is not None and m.get_cachedir() == os.environ['MPLCONFIGDIR'], "
+                                         "m is not None and m.get_backend() == 'module://matplotlib_inline.backend_inline')")
                 draws.append(await _output(k, "import numpy, random, torch; print(numpy.random.randint(2**31), "
                                               "random.random(), torch.initial_seed(), torch.rand(1).item())"))
             finally:
                 await k.shutdown()
-            assert first.split() == ["True", "False"]      # torch do molde; matplotlib não (lê HOME)
+            # torch e matplotlib do molde; as pastas do matplotlib são as deste kernel, o backend o do ipykernel
+            assert first.split() == ["True", "True", "True", "True"], first
             assert time.monotonic() - t0 < 30
         for a, b in zip(draws[0].split(), draws[1].split()):
             assert a != b, f"dois kernels do molde com o mesmo estado aleatório: {draws}"
