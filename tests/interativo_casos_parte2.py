@@ -19,19 +19,12 @@ import math
 import numpy as np
 
 from atencao.plots import fmt_bytes, fmt_num
-from interativo_util import Leitor, caso
+from interativo_util import Leitor, caso, tabela
 
 
 def escolher(leitor: Leitor, controle: str, k: int) -> None:
     """Clica no k-ésimo botão da escolha `controle`."""
     leitor.controle(controle).locator(f'button[data-indice="{k}"]').click()
-
-
-def tabela(leitor: Leitor) -> dict[str, str]:
-    """Todos os `data-valor` da figura, {nome: texto}, lidos numa chamada só."""
-    return leitor.raiz.evaluate(
-        "(r) => Object.fromEntries([...r.querySelectorAll('[data-valor]')].map("
-        "(e) => [e.dataset.valor, e.textContent.trim()]))")
 
 
 def resumo(leitor: Leitor) -> str:

@@ -10,6 +10,10 @@ escuro; nada passa da largura do celular; a imagem estática fica para a
 impressão e para quem lê sem JavaScript; nenhuma página ganha mais de 300 KB
 (gzip) de JavaScript das figuras. As capturas ficam em _build/screenshots/interativo/.
 
+No celular com tela de toque (is_mobile, has_touch), cada figura é mexida com o
+dedo: eventos de toque de verdade (CDP) nos deslizantes e nos SVG arrastáveis,
+toques (tap) nos botões.
+
 Cada figura tem um `Caso` (tests/interativo_util.py), registrado em
 tests/interativo_casos_parte1.py ou interativo_casos_parte2.py.
 """
@@ -25,25 +29,39 @@ from browser_util import DESKTOP, HTML, PHONE, SCREENSHOTS, SETTLE_JS, Recorder
 
 import interativo_casos_parte1  # noqa: F401  (registram os casos)
 import interativo_casos_parte2  # noqa: F401
-from interativo_util import CASOS, Leitor, axe_na_figura, sem_problemas
+from interativo_util import (CASOS, POLEGAR_JS, Leitor, arrastar_com_o_dedo, axe_na_figura, esperar_mudar,
+                             sem_problemas, tabela)
 
 SHOTS = SCREENSHOTS / "interativo"
 ORCAMENTO_JS = 300 * 1024   # bytes gzip de JavaScript das figuras por página (issue 28)
+# Um celular de verdade: tela de toque, viewport da página (is_mobile) e 3 px de tela por px CSS.
+CELULAR_COM_TOQUE = {"viewport": PHONE, "is_mobile": True, "has_touch": True, "device_scale_factor": 3}
+ALVO_MINIMO = 24   # px CSS de um alvo de toque (WCAG 2.5.8)
 
 
 # --------------------------------------------------------------------------
 # Fixtures
 # --------------------------------------------------------------------------
 
-@pytest.fixture()
-def aba(browser, site):
-    """Uma aba nova por teste (estado limpo), com requisições externas bloqueadas e anotadas."""
-    context = browser.new_context(viewport=DESKTOP, locale="pt-BR", service_workers="block")
+def _nova_aba(browser, site, **opcoes):
+    context = browser.new_context(locale="pt-BR", service_workers="block", **opcoes)
     page = context.new_page()
     page.set_default_timeout(60_000)   # a máquina de 2 núcleos é dividida; 15 s já estourou aqui
     recorder = Recorder(context, page, site)
     yield page, recorder, site
     context.close()
+
+
+@pytest.fixture()
+def aba(browser, site):
+    """Uma aba nova por teste (estado limpo), com requisições externas bloqueadas e anotadas."""
+    yield from _nova_aba(browser, site, viewport=DESKTOP)
+
+
+@pytest.fixture()
+def aba_celular(browser, site):
+    """A mesma aba num celular com tela de toque (CELULAR_COM_TOQUE)."""
+    yield from _nova_aba(browser, site, **CELULAR_COM_TOQUE)
 
 
 def abrir(aba, caso, largura: dict, tema: str = "light"):
@@ -97,6 +115,149 @@ def test_controles_recalculam_como_o_python_e_axe_sem_violacoes(aba, caso, visit
     assert not axe_na_figura(page, caso.nome)
     SHOTS.mkdir(parents=True, exist_ok=True)
     leitor.raiz.screenshot(path=str(SHOTS / f"{caso.nome}-{visita}.png"))
+    sem_problemas(report)
+
+
+ROLAGEM_JS = """() => ({x: window.scrollX, y: window.scrollY, largura: document.documentElement.scrollWidth,
+                        janela: document.documentElement.clientWidth})"""
+
+
+def _pagina_nao_rolou(page, antes: dict, onde: str, vertical: bool) -> None:
+    """A página não rolou para o lado (nem, com `vertical`, para cima ou para baixo) com o dedo."""
+    r = page.evaluate(ROLAGEM_JS)
+    assert r["x"] == 0 and r["largura"] <= r["janela"] + 1, \
+        f"{onde}: a página rolou ou ficou mais larga que a tela ({antes} -> {r})"
+    if vertical:
+        assert r["y"] == antes["y"], f"{onde}: arrastar para o lado rolou a página na vertical ({antes} -> {r})"
+
+
+def _alvo_de_toque(controle, onde: str) -> None:
+    caixa = controle.bounding_box()
+    assert caixa["width"] >= ALVO_MINIMO - 0.01 and caixa["height"] >= ALVO_MINIMO - 0.01, \
+        f"{onde}: alvo de toque de {caixa['width']:.1f}x{caixa['height']:.1f} px, menor que {ALVO_MINIMO}x{ALVO_MINIMO}"
+
+
+def _arrastar_deslizantes(leitor, cdp, feitos: set, mostrado) -> int:
+    """Arrasta com o dedo cada deslizante visível ainda não arrastado; devolve quantos arrastou."""
+    page, n = leitor.page, 0
+    deslizantes = leitor.raiz.locator('input[type="range"]')
+    for k in range(deslizantes.count()):
+        d = deslizantes.nth(k)
+        if k in feitos or not d.is_visible():
+            continue
+        feitos.add(k)
+        n += 1
+        onde = f"{leitor.nome}, deslizante {d.get_attribute('data-controle') or k}"
+        d.scroll_into_view_if_needed()
+        page.evaluate(SETTLE_JS)
+        _alvo_de_toque(d, onde)
+        p = d.evaluate(POLEGAR_JS)
+        assert p["max"] > p["min"], f"{onde}: deslizante sem para onde ir ({p})"
+        # Para o lado com mais trilho: 40% da largura, o bastante para passar de um passo.
+        lado = 1 if p["fracao"] <= 0.5 else -1
+        alvo = p["x"] + lado * 0.4 * (p["direita"] - p["esquerda"])
+        rotulo = d.locator("xpath=following-sibling::output[1]")   # o valor ao lado, que a figura escreve
+        antes, rotulo_antes, rolagem = mostrado(), rotulo.text_content(), page.evaluate(ROLAGEM_JS)
+        inicial = d.input_value()
+        arrastar_com_o_dedo(cdp, (p["x"], p["y"]), (alvo, p["y"]))
+        final = d.input_value()
+        sentido = "direita" if lado > 0 else "esquerda"
+        assert (float(final) - p["valor"]) * lado > 0, \
+            f"{onde}: o dedo foi para a {sentido} e o valor foi de {inicial} para {final}"
+        depois = esperar_mudar(mostrado, antes, segundos=1)   # o input redesenha na hora
+        _pagina_nao_rolou(page, rolagem, onde, vertical=True)
+        assert rotulo.text_content() != rotulo_antes, f"{onde}: o valor ao lado do deslizante não acompanhou o dedo"
+        # O dedo e o teclado concordam: digitar os dois valores (fill) mostra o mesmo que o toque.
+        d.fill(inicial)
+        com_inicial = mostrado()
+        d.fill(final)
+        assert mostrado() == depois, f"{onde}: em {final}, o toque e o teclado mostram números diferentes"
+        # Os números mudam com o dedo, a não ser que não dependam desse valor no estado atual (na
+        # mistura, com a consulta 1, q[0] soma o mesmo a todas as pontuações e a softmax não muda).
+        assert depois != antes or com_inicial == depois, \
+            f"{onde}: o valor foi de {inicial} para {final}, mas nenhum número da figura mudou"
+    return n
+
+
+BOTOES_JS = """(bs) => bs.map((b) => ({visivel: b.checkVisibility(), ativo: !b.disabled,
+    pressionado: b.getAttribute('aria-pressed'), texto: b.textContent.trim().slice(0, 30),
+    grupo: (b.closest('[data-controle]') || b).dataset.controle || ''}))"""
+
+
+def _tocar_botoes(leitor, feitos: set, mostrado) -> int:
+    """Toca, um a um, cada botão visível, ativo e não marcado ainda não tocado; devolve quantos tocou.
+
+    Relê os botões a cada toque: um toque marca outro botão do grupo, habilita o vizinho
+    (◀ anterior) ou mostra botões novos (o painel do modelo-lm)."""
+    page, n = leitor.page, 0
+    botoes = leitor.raiz.locator("button")
+    while True:
+        estado = botoes.evaluate_all(BOTOES_JS)
+        k = next((k for k, e in enumerate(estado) if k not in feitos and e["visivel"] and e["ativo"]
+                  and e["pressionado"] != "true"), None)
+        if k is None:
+            return n
+        feitos.add(k)
+        n += 1
+        e, b = estado[k], botoes.nth(k)
+        onde = f"{leitor.nome}, botão «{e['texto']}» ({e['grupo'] or k})"
+        b.scroll_into_view_if_needed()
+        _alvo_de_toque(b, onde)
+        antes, rolagem = mostrado(), page.evaluate(ROLAGEM_JS)
+        b.tap(timeout=15_000)   # um botão que não recebe o toque reprova em 15 s, não nos 60 s da aba
+        if e["pressionado"] is not None:
+            marcado = esperar_mudar(lambda: b.get_attribute("aria-pressed"), e["pressionado"])
+            assert marcado == "true", f"{onde}: tocado, aria-pressed ficou {marcado!r}"
+        else:
+            assert esperar_mudar(mostrado, antes) != antes, f"{onde}: tocado, nada do que a figura mostra mudou"
+        _pagina_nao_rolou(page, rolagem, onde, vertical=False)
+
+
+def _arrastar_svgs(leitor, cdp, mostrado) -> int:
+    """Arrasta com o dedo, do centro para cima e para a direita, cada SVG arrastável (README, seção 2)."""
+    page = leitor.page
+    svgs = leitor.raiz.locator("svg.arrastavel").all()
+    for k, s in enumerate(svgs):
+        onde = f"{leitor.nome}, SVG arrastável {k}"
+        s.scroll_into_view_if_needed()
+        page.evaluate(SETTLE_JS)
+        c = s.bounding_box()
+        x, y = c["x"] + c["width"] / 2, c["y"] + c["height"] / 2
+        antes, rolagem = mostrado(), page.evaluate(ROLAGEM_JS)
+        arrastar_com_o_dedo(cdp, (x, y), (x + 0.3 * c["width"], y - 0.3 * c["height"]))
+        assert esperar_mudar(mostrado, antes) != antes, f"{onde}: arrastado com o dedo, nenhum número mudou"
+        _pagina_nao_rolou(page, rolagem, onde, vertical=True)   # touch-action: none, nem na vertical
+    return len(svgs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("caso", CASOS, ids=IDS)
+def test_figura_responde_ao_dedo_no_celular(aba_celular, caso):
+    """Num celular com tela de toque, o leitor mexe a figura com o dedo.
+
+    Cada deslizante: o dedo encosta no polegar, desliza pelo trilho e sai (touchStart,
+    touchMove, touchEnd pelo CDP); o valor anda para o lado do dedo e os números da figura
+    mudam. Cada botão: um toque (tap) o marca (aria-pressed) ou muda o que a figura mostra.
+    Cada SVG arrastável: o dedo o arrasta e os números mudam. Nada disso rola a página para
+    o lado, todo alvo tem pelo menos 24x24 px CSS, e nenhum erro nem requisição para fora."""
+    leitor, report = abrir(aba_celular, caso, PHONE)
+    page = leitor.page
+    assert page.evaluate("matchMedia('(pointer: coarse)').matches && navigator.maxTouchPoints > 0"), \
+        "o contexto não emula uma tela de toque"
+    cdp = page.context.new_cdp_session(page)
+    mostrado = lambda: tabela(leitor, saidas=True)   # noqa: E731
+    deslizantes, botoes = set(), set()
+    total = _arrastar_svgs(leitor, cdp, mostrado)
+    for _ in range(5):   # rodadas: um toque pode mostrar controles novos (o botão do modelo-lm)
+        novos = _arrastar_deslizantes(leitor, cdp, deslizantes, mostrado) + _tocar_botoes(leitor, botoes, mostrado)
+        total += novos
+        if not novos:
+            break
+    assert total, f"{caso.nome}: nenhum controle para mexer com o dedo"
+    assert mostrado(), f"{caso.nome}: a figura não mostra nenhum data-valor nem data-saida"
+    nao_tocados = [e["texto"] for k, e in enumerate(leitor.raiz.locator("button").evaluate_all(BOTOES_JS))
+                   if k not in botoes and e["visivel"]]
+    assert not nao_tocados, f"{caso.nome}: botões visíveis que o teste não conseguiu tocar: {nao_tocados}"
     sem_problemas(report)
 
 
