@@ -33,11 +33,7 @@ def split_hidden(source: str) -> list[tuple[bool, str]]:
 
 
 def compiles(src: str) -> bool:
-    try:
-        ast.parse(integrity._to_python(src))
-        return True
-    except (SyntaxError, ValueError):
-        return False
+    return integrity._parse(src) is not None
 
 
 def is_test(cell, instructor: dict[str, str]) -> bool:

@@ -177,7 +177,11 @@ def _to_python(src: str) -> str:
         return src
 
 
+@functools.lru_cache(maxsize=2048)
 def _parse(src: str):
+    """A AST da célula (None se não compila). Guardada por texto, como `_to_python`: cada
+    célula da versão distribuída era analisada de novo em todo notebook, até cinco vezes
+    (0,2 núcleo·s por notebook nos capítulos 1 a 5). A árvore é compartilhada: só leitura."""
     try:
         return ast.parse(_to_python(src))
     except (SyntaxError, ValueError):

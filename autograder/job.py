@@ -33,7 +33,7 @@ import nbformat
 from . import cellcode, integrity
 from .course import AssignmentInfo, Workspace, nbgrader_config
 from .executor import ExecOutcome, ExecSettings, execute_notebook
-from .kernel import (KernelStartError, SandboxKernel, harness_baseline_code, harness_code, reset_harness,
+from .kernel import (KernelStartError, SandboxKernel, harness_start_code, reset_harness,
                      student_stub_code)
 from .results import NotebookResult, QuestionResult, Status, worst
 
@@ -237,6 +237,7 @@ class KernelPool:
         self._students: dict[tuple, asyncio.Future] = {}    # chave -> kernel do aluno aquecido
         self._harnesses: dict[tuple, asyncio.Future] = {}   # chave -> kernel do corretor pronto
         self._recent: list[tuple] = []                         # chaves, da usada há mais tempo à última
+        self._warm: dict[tuple, list[str]] = {}                # chave -> warm_modules da versão distribuída
 
     @staticmethod
     def _key(info: AssignmentInfo, name: str) -> tuple:
@@ -246,15 +247,20 @@ class KernelPool:
         """Começa a subir um kernel (com a sua pasta); o futuro dá o kernel pronto ou KernelStartError."""
         run_dir = prepare_run_dir(self.ws, info.name, {} if harness else files)
         kernel = SandboxKernel(run_dir, [str(self.ws.kernels_dir)])
-        inject = harness_code() + harness_baseline_code() if harness else student_stub_code()
+        inject = harness_start_code() if harness else student_stub_code()
         if harness:
             self.stats.harness_starts += 1
         else:
             self.stats.student_starts += 1
 
+        key = self._key(info, name)
+        if key not in self._warm:
+            self._warm[key] = warm_modules(info.release[name])
+        warm = self._warm[key]
+
         async def go() -> SandboxKernel:
             try:
-                await kernel.start(self.settings.startup_timeout, warm_modules(info.release[name]), inject)
+                await kernel.start(self.settings.startup_timeout, warm, inject)
             except BaseException:       # inclusive cancelamento (tempo da tarefa): nada fica rodando
                 await kernel.shutdown()
                 shutil.rmtree(run_dir, ignore_errors=True)

@@ -213,6 +213,20 @@ def harness_code() -> str:
     return _module_code(HARNESS_MODULE, "harness_side.py")
 
 
+# Tipos de saída que o kernel do corretor não calcula: as figuras das células de preparação
+# (a saída guardada delas é a do kernel do aluno) viravam PNG ali também, para nada (0,1 a 0,4 s
+# de CPU por figura). Uma figura numa célula de teste sai no retorno como texto (nenhuma tem).
+HARNESS_SKIPPED_OUTPUTS = ("image/png", "image/jpeg", "image/svg+xml", "application/pdf")
+
+
+def harness_start_code() -> str:
+    """O que entra no kernel do corretor novo: o módulo, os tipos de saída e o estado da partida."""
+    return (harness_code()
+            + f"get_ipython().display_formatter.active_types = [t for t in get_ipython().display_formatter"
+              f".active_types if t not in {HARNESS_SKIPPED_OUTPUTS!r}]\n"
+            + harness_baseline_code())
+
+
 def harness_baseline_code() -> str:
     """Guarda, num módulo à parte, o estado global do kernel do corretor logo depois da partida."""
     return (f"import sys as _s, types as _t\n_m = _t.ModuleType({BASE_MODULE!r})\n"

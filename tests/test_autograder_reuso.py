@@ -424,12 +424,14 @@ def test_answer_cell_claiming_locked_never_runs_in_the_harness(curso, fresh):
 
 async def _harness_after(curso, code: str) -> str | None:
     """Sobe um kernel do corretor, roda `code` nele e devolve o motivo de não reaproveitá-lo."""
-    from autograder.kernel import SandboxKernel, harness_baseline_code, harness_code, reset_harness
+    from autograder.kernel import SandboxKernel, harness_start_code, reset_harness
+    from autograder.tasks import prebuild_matplotlib_cache
     ws = curso["ws"]
+    prebuild_matplotlib_cache(ws)       # como num trabalhador: o kernel não escreve o cache de fontes
     run_dir = job.prepare_run_dir(ws, A, {})
     kernel = SandboxKernel(run_dir, [str(ws.kernels_dir)])
     try:
-        await kernel.start(60.0, ["numpy"], harness_code() + harness_baseline_code())
+        await kernel.start(60.0, ["numpy"], harness_start_code())
         reply = await kernel.run_silent(code, 30.0)
         assert reply is not None and reply.get("status") == "ok", reply
         return await reset_harness(kernel, 60.0, job.MAX_HARNESS_MEMORY)
@@ -440,6 +442,9 @@ async def _harness_after(curso, code: str) -> str | None:
 
 @pytest.mark.parametrize("code, reason", [
     ("x = 1\nimport numpy as np\nnp.arange(3).sum()", None),
+    # uma figura no kernel do corretor não vira PNG (HARNESS_SKIPPED_OUTPUTS) e não impede o reuso
+    ("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nfmt = get_ipython().display_formatter.format(plt.gcf())[0]\n"
+     "assert 'image/png' not in fmt and 'text/plain' in fmt, fmt\nplt.show()", None),
     ("get_ipython().input_transformers_cleanup.append(lambda lines: lines)", "ganchos"),
     ("get_ipython().ast_transformers.append(__import__('ast').NodeTransformer())", "ganchos"),
     ("get_ipython().set_custom_exc((AssertionError,), lambda *a, **k: None)", "ganchos"),
