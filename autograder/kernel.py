@@ -67,7 +67,9 @@ class SandboxKernel:
             # limite no socket: uma mensagem maior que isto derruba a conexão antes de ser lida
             # (a memória deste processo, fora das caixas, não depende do aluno: revisão H6)
             self.kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_SOCKET_MESSAGE)
-            self.kc.start_channels()
+            # sem o canal de heartbeat: uma thread e um ping por segundo para cada kernel, e quem
+            # diz se o kernel vive é o gerenciador (km.is_alive, o processo), também no wait_for_ready
+            self.kc.start_channels(hb=False)
             self._watch_channels()
             await self.kc.wait_for_ready(timeout=startup_timeout)
         except Exception as e:  # noqa: BLE001
