@@ -181,7 +181,10 @@ def _to_python(src: str) -> str:
 def _parse(src: str):
     """A AST da célula (None se não compila). Guardada por texto, como `_to_python`: cada
     célula da versão distribuída era analisada de novo em todo notebook, até cinco vezes
-    (0,2 núcleo·s por notebook nos capítulos 1 a 5). A árvore é compartilhada: só leitura."""
+    (0,2 núcleo·s por notebook nos capítulos 1 a 5). A árvore é compartilhada: só leitura.
+    Só texto da versão distribuída chega aqui (células do professor, já restauradas; as do aluno
+    passam por `ast.parse` direto em cellcode.py): o cache não cresce com o que o aluno escreve
+    (a AST ocupa ~40 vezes o texto; a maior célula do curso tem 29 mil caracteres)."""
     try:
         return ast.parse(_to_python(src))
     except (SyntaxError, ValueError):
