@@ -23,9 +23,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 from browser_util import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
+# A página única tem o livro todo. Numa máquina carregada (a CI, 2 núcleos) a rede
+# já tinha ficado parada ("networkidle") antes de o script do MathJax rodar, e a
+# impressão parava dizendo que ele não carregou: esperamos o evento "load" e
+# depois o MathJax aparecer, com prazo.
+MATHJAX_STARTED = "() => !!(window.MathJax && MathJax.startup && MathJax.startup.promise)"
 # Espera o MathJax compor a página toda; devolve quantas fórmulas e quantos erros de TeX.
 WAIT_MATH = """async () => {
-  if (!window.MathJax || !MathJax.startup) return {formulas: -1, errors: 0};
   await MathJax.startup.promise;
   if (MathJax.typesetPromise) await MathJax.typesetPromise();
   return {formulas: document.querySelectorAll('mjx-container').length,
@@ -37,6 +41,7 @@ WAIT_IMAGES = """() => [...document.images].every(img => img.complete && img.nat
 
 def print_pdf(site: Path, out: Path, timeout_s: float = 300) -> dict:
     """Imprime `site`/index.html em `out`; devolve o que o MathJax compôs."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     if not (site / "index.html").exists():
@@ -57,10 +62,13 @@ def print_pdf(site: Path, out: Path, timeout_s: float = 300) -> dict:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1000, "height": 1400})
         page.set_default_timeout(timeout_s * 1000)
-        page.goto(f"{base}{page_file.name}", wait_until="networkidle")
+        page.goto(f"{base}{page_file.name}", wait_until="load")
+        try:
+            page.wait_for_function(MATHJAX_STARTED, timeout=timeout_s * 1000)
+        except PlaywrightTimeout:
+            raise RuntimeError(f"o MathJax não carregou na página única em {timeout_s:.0f} s: "
+                               "as fórmulas sairiam cruas") from None
         math = page.evaluate(WAIT_MATH)
-        if math["formulas"] < 0:
-            raise RuntimeError("o MathJax não carregou na página única: as fórmulas sairiam cruas")
         if math["errors"]:
             raise RuntimeError(f"{math['errors']} fórmula(s) com erro de TeX no MathJax")
         deadline = time.monotonic() + timeout_s

@@ -108,3 +108,41 @@ def test_make_pdf_prints_the_whole_book():
     plain = [t for t in titles if "$" not in t]
     assert plain and all(t in text for t in plain), [t for t in plain if t not in text]
     assert "$$" not in text and "\\frac" not in text and "\\sqrt" not in text   # TeX cru
+
+
+def _print_pdf_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("print_pdf", ROOT / "book" / "print_pdf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# Um MathJax de mentira que só aparece depois de a página terminar de carregar,
+# como o script `defer` do MathJax numa página única enorme numa máquina lenta.
+LATE_MATHJAX = """<!DOCTYPE html><html lang="pt-BR"><head><meta charset="utf-8"><title>t</title></head>
+<body><p>Fórmula: <mjx-container>x</mjx-container></p><script>
+window.addEventListener("load", () => setTimeout(() => {
+  window.MathJax = {startup: {promise: Promise.resolve()}, typesetPromise: () => Promise.resolve()};
+}, %d));
+</script></body></html>"""
+
+
+def test_pdf_waits_for_a_mathjax_that_starts_late(tmp_path):
+    """A CI falhou uma vez porque o MathJax ainda não tinha rodado quando a rede parou."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(LATE_MATHJAX % 2000, encoding="utf-8")
+    math = _print_pdf_module().print_pdf(site, tmp_path / "livro.pdf", timeout_s=60)
+    assert math == {"formulas": 1, "errors": 0}
+    assert (tmp_path / "livro.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_pdf_without_mathjax_stops_with_a_clear_message(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(LATE_MATHJAX % 600_000, encoding="utf-8")
+    with pytest.raises(RuntimeError, match="o MathJax não carregou na página única em 3 s"):
+        _print_pdf_module().print_pdf(site, tmp_path / "livro.pdf", timeout_s=3)
+    assert not (tmp_path / "livro.pdf").exists()
