@@ -3,13 +3,16 @@
 - que células rodam no kernel do corretor: só as travadas da versão distribuída
   (`instructor_cells`, `is_instructor_code`, `is_test`);
 - as partes de uma célula de teste (`split_hidden`, pelos marcadores do nbgrader);
-- os nomes que um trecho liga e lê (`bound_names`, `loaded_names`);
+- os nomes que um trecho liga e lê (`bound_names`, `loaded_names`; `instructor_names` para
+  o texto da versão distribuída, guardado);
 - as definições do aluno que as regras de texto leem (`student_definitions`).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+from dataclasses import dataclass
 
 from . import integrity
 
@@ -83,6 +86,28 @@ def bound_names(tree) -> set[str]:
 
 def loaded_names(tree) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+@dataclass(frozen=True)
+class CodeNames:
+    """Os nomes globais que um trecho liga (`bound`) e os que ele lê (`loaded`)."""
+
+    bound: frozenset[str]
+    loaded: frozenset[str]
+
+
+@functools.lru_cache(maxsize=2048)
+def instructor_names(src: str) -> CodeNames | None:
+    """`bound_names` e `loaded_names` de uma célula do professor (None se não compila).
+
+    Guardado por texto, como `integrity._parse`, e pelo mesmo motivo: as mesmas células de
+    preparação e de teste eram percorridas de novo em todo notebook (a maior tem 29 mil
+    caracteres). Só texto da versão distribuída chega aqui (o executor só chama isto para as
+    células que `is_instructor_code` reconhece): o cache não cresce com o que o aluno escreve."""
+    tree = integrity._parse(src)
+    if tree is None:
+        return None
+    return CodeNames(frozenset(bound_names(tree)), frozenset(loaded_names(tree)))
 
 
 # atributos que trocam o código (ou o comportamento) de uma função depois do `def` (revisão H1)

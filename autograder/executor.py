@@ -54,9 +54,9 @@ import zmq
 import zmq.asyncio
 from nbclient.exceptions import CellExecutionComplete
 
-from . import integrity
-from .cellcode import (bound_names, compiles, instructor_cells, is_instructor_code, is_test,  # noqa: F401
-                       loaded_names, split_hidden, student_definitions, syntax_error)
+from .cellcode import (CodeNames, bound_names, compiles, instructor_cells, instructor_names,  # noqa: F401
+                       is_instructor_code, is_test, loaded_names, split_hidden, student_definitions,
+                       syntax_error)
 from .hidden import SEED_ENV
 from .kernel import HARNESS_MODULE, STUDENT_MODULE, SandboxKernel
 from .outputs import (MAX_CELL_OUTPUT, MAX_NOTEBOOK_OUTPUT, MAX_RELAY_OUTPUT,  # noqa: F401
@@ -65,6 +65,7 @@ from .relay import Relay
 from .results import Status, TestPart
 
 _LimitedClient = LimitedClient        # nome antigo (tests/test_autograder.py)
+_BUILTINS = frozenset(dir(builtins))
 
 # (bound_names, loaded_names, split_hidden, student_definitions, syntax_error e os limites de
 # saída continuam importáveis daqui: tests/test_autograder.py os usa)
@@ -160,7 +161,10 @@ class _Run(Relay):
         """Executa `code` no kernel; saídas processadas pelo `client` (limitado)."""
         client = client or self.client
         kc = kernel.kc
-        cell = nbformat.v4.new_code_cell(code)
+        # a célula só recebe as saídas; nbformat.v4.new_code_cell validaria o esquema a cada
+        # execução (~60 por notebook, 0,2 ms cada)
+        cell = nbformat.NotebookNode(cell_type="code", execution_count=None, metadata=nbformat.NotebookNode(),
+                                     outputs=[], source=code)
         if limit <= 0.05:
             return _Exec([], "timeout")
         client.clear_before_next_output = False
@@ -255,9 +259,9 @@ class _Run(Relay):
         # kernels ao mesmo tempo numa máquina ocupada), não o de uma célula do aluno
         limit = lambda: min(max(self.s.cell_timeout, self.s.startup_timeout) - (time.monotonic() - started),  # noqa: E731
                             self.deadline - time.monotonic())
-        tree = integrity._parse(cell.source)
-        names = sorted(bound_names(tree)) if tree is not None else []
-        wanted = self._wanted(tree, locked_bound)
+        code = instructor_names(cell.source)
+        names = sorted(code.bound) if code is not None else []
+        wanted = self._wanted(code, locked_bound)
         self.relay_client._ag_used.clear()
         if not wanted or self.student_dead:
             jobs = [self._exec(self.harness, cell.source, limit(), client=self.relay_client)]
@@ -289,11 +293,12 @@ class _Run(Relay):
             self.harness_dead = True
             self._status(Status.CRASHED, self._death(self.harness, f"célula {i + 1}", "o kernel do corretor parou"))
 
-    def _wanted(self, tree, locked_bound: set[str]) -> list[str]:
-        """Nomes que o trecho lê e que só o aluno pode ter definido."""
-        if tree is None:
+    @staticmethod
+    def _wanted(code: CodeNames | None, locked_bound: set[str]) -> list[str]:
+        """Nomes que o trecho (do professor) lê e que só o aluno pode ter definido."""
+        if code is None:
             return []
-        return sorted(loaded_names(tree) - locked_bound - set(dir(builtins)))
+        return sorted(code.loaded - locked_bound - _BUILTINS)
 
     async def _after_student(self, i: int, ex: _Exec) -> None:
         if any(o.output_type == "error" and o.get("ename") == "MemoryError" for o in ex.outputs):
@@ -322,7 +327,7 @@ class _Run(Relay):
 
     async def _test_cell(self, i: int, cell, locked_bound: set[str]) -> None:
         started = time.monotonic()
-        wanted = sorted(set(self._wanted(integrity._parse(cell.source), locked_bound)) | self.locked_reads)
+        wanted = sorted(set(self._wanted(instructor_names(cell.source), locked_bound)) | self.locked_reads)
         chunks = split_hidden(cell.source)
         if len(chunks) > 1 and not all(compiles(t) for _, t in chunks):
             chunks = [(None, cell.source)]          # parte não compila sozinha: roda inteira
@@ -392,30 +397,30 @@ class _Run(Relay):
     async def _execute_cells(self):
         cells = self.nb.cells
         locked_bound: set[str] = set()
-        instr = lambda c: is_instructor_code(c, self.instructor)  # noqa: E731
-        for cell in cells:
-            if instr(cell):
-                tree = integrity._parse(cell.source)
-                if tree is not None:
-                    locked_bound |= bound_names(tree)
+        instr = [is_instructor_code(c, self.instructor) for c in cells]
+        tests = [ins and is_test(c, self.instructor) for c, ins in zip(cells, instr)]
+        for cell, ins in zip(cells, instr):
+            code = instructor_names(cell.source) if ins else None
+            if code is not None:
+                locked_bound |= code.bound
         # uma função travada (p.ex. o lançador de um kernel Triton) pode ler um nome que só o
         # aluno define, e que o teste não cita: ele também atravessa em cada célula de teste
-        for cell in cells:
-            if instr(cell) and not is_test(cell, self.instructor):
-                self.locked_reads |= set(self._wanted(integrity._parse(cell.source), locked_bound))
-        defs = student_definitions([c.source for c in cells if c.cell_type == "code" and not instr(c)])
+        for cell, ins, test in zip(cells, instr, tests):
+            if ins and not test:
+                self.locked_reads |= set(self._wanted(instructor_names(cell.source), locked_bound))
+        defs = student_definitions([c.source for c, ins in zip(cells, instr) if c.cell_type == "code" and not ins])
+        first = [f"{HARNESS_MODULE}.sources = {defs!r}"]
         if self.hidden_seed is not None:
             # o reset do kernel reaproveitado devolve o ambiente da partida: a semente é deste notebook
-            await self._exec(self.harness, f"__import__('os').environ[{SEED_ENV!r}] = {str(int(self.hidden_seed))!r}",
-                             10.0, silent=True)
-        await self._exec(self.harness, f"{HARNESS_MODULE}.sources = {defs!r}", 10.0, silent=True)
+            first.append(f"__import__('os').environ[{SEED_ENV!r}] = {str(int(self.hidden_seed))!r}")
+        await self._exec(self.harness, "\n".join(first), 10.0, silent=True)
         for i, cell in enumerate(cells):
             if cell.cell_type != "code":
                 continue
             self.cell_index = i
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("autograder", None)
-            test = is_test(cell, self.instructor)
+            test = tests[i]
             stopped = self.student_dead or self.harness_dead
             if not stopped and time.monotonic() >= self.deadline:
                 self._status(Status.TIMEOUT, f"limite de {self.s.notebook_timeout:g} s por notebook "
@@ -425,7 +430,7 @@ class _Run(Relay):
                 self.student_dead = self.harness_dead = True
                 cell.outputs = [error_output("CellNotExecuted", "Esta célula não foi executada: acabou o tempo do notebook.")]
                 continue
-            if stopped and (test or not instr(cell) or self.student_dead):
+            if stopped and (test or not instr[i] or self.student_dead):
                 if cell.source.strip():
                     cell.outputs = [error_output("CellNotExecuted",
                                            "Esta célula não foi executada: o kernel parou antes dela.")]
@@ -437,7 +442,7 @@ class _Run(Relay):
                 continue
             if test:
                 await self._test_cell(i, cell, locked_bound)
-            elif instr(cell):
+            elif instr[i]:
                 await self._setup(i, cell, locked_bound)
             else:
                 await self._student_cell(i, cell)

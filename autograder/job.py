@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import shutil
@@ -88,6 +89,42 @@ def load_notebook(raw: bytes):
     except Exception as e:  # noqa: BLE001
         return None, f"notebook fora do formato nbformat 4: {str(e).splitlines()[0][:200]}"
     return nb, None
+
+
+@functools.cache
+def _check_cell_metadata():
+    """O CheckCellMetadata do nbgrader com o mesmo validador (`MetadataValidator`), mas cada
+    validação que passou guardada por (tipo da célula, metadados): as células da versão
+    distribuída chegam iguais em todo notebook, e o jsonschema conferia o próprio esquema a
+    cada célula (0,1 s por notebook no perfil). Um erro nunca é guardado: a célula é validada
+    de novo e o erro é o do nbgrader."""
+    from nbgrader.nbgraderformat import MetadataValidator, ValidationError
+    from nbgrader.preprocessors import CheckCellMetadata
+
+    passed: set[tuple[str, str]] = set()
+
+    class Validator(MetadataValidator):
+        def validate_cell(self, cell) -> None:
+            meta = cell.metadata.get("nbgrader")
+            key = (cell.cell_type, json.dumps(meta, sort_keys=True, default=str)) if meta else None
+            if key is not None and key in passed:
+                return
+            super().validate_cell(cell)
+            if key is not None:
+                if len(passed) >= 4096:       # metadados que o aluno escreveu: o conjunto tem limite
+                    passed.clear()
+                passed.add(key)
+
+    class Check(CheckCellMetadata):
+        def preprocess(self, nb, resources):
+            try:
+                Validator().validate_nb(nb)
+            except ValidationError as e:
+                self.log.error("metadados do nbgrader inválidos: %s", e)
+                raise ValidationError("Notebook failed to validate; the nbgrader metadata may be corrupted.") from e
+            return nb, resources
+
+    return Check
 
 
 def _run_nbgrader(preprocessors, nb, resources, config):
@@ -398,9 +435,8 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, task, shard_url: s
     from sqlalchemy.exc import SAWarning
     # o nbgrader avisa de objetos fora da sessão ao salvar notas num gradebook novo: ruído
     warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader(\..*)?$")
-    from nbgrader.preprocessors import (CheckCellMetadata, ClearOutput, DeduplicateIds,
-                                        LimitOutput, OverwriteCells, OverwriteKernelspec,
-                                        SaveAutoGrades)
+    from nbgrader.preprocessors import (ClearOutput, DeduplicateIds, LimitOutput, OverwriteCells,
+                                        OverwriteKernelspec, SaveAutoGrades)
     config = nbgrader_config(ws.root, shard_url)
     timestamp = datetime.fromisoformat(task.timestamp) if task.timestamp else None
     with Gradebook(shard_url) as gb:
@@ -410,7 +446,7 @@ async def grade_notebook(ws: Workspace, info: AssignmentInfo, task, shard_url: s
     resources = {"nbgrader": {"student": student, "assignment": a, "notebook": name,
                               "db_url": shard_url}}
     nb, resources = _run_nbgrader([ClearOutput, DeduplicateIds, OverwriteKernelspec,
-                                   OverwriteCells, CheckCellMetadata], nb, resources, config)
+                                   OverwriteCells, _check_cell_metadata()], nb, resources, config)
 
     try:
         outcome = await pool.execute(info, name, task.files, nb, warm_next=task.warm_next,

@@ -56,9 +56,13 @@ else:   # rodado como script pelo corretor: sandbox.py pelo caminho (ele carrega
 # o molde recebe o backend que o ipykernel poria (INLINE_BACKEND) e o cache de fontes do
 # corretor, e o kernel recalcula as pastas com o ambiente dele (`_matplotlib_dirs`).
 # `ipykernel.debugger` (o pydevd do debugpy) é o que o IPKernelApp importava na partida de
-# cada kernel: 0,1 s de CPU dos 0,2 s de um kernel que sai do molde.
+# cada kernel: 0,1 s de CPU dos 0,2 s de um kernel que sai do molde. Os da segunda linha são
+# os que o `IPKernelApp.initialize` ainda importava em cada kernel (o psutil, para os
+# endereços locais do jupyter_client, ~20 ms).
 PRELOAD = ("numpy", "torch", "ipykernel.kernelapp", "ipykernel.ipkernel", "debugpy", "IPython.core.debugger",
-           "sqlite3", "matplotlib.pyplot", "ipykernel.debugger")
+           "sqlite3", "matplotlib.pyplot", "ipykernel.debugger",
+           "psutil", "IPython.core.completerlib", "IPython.core.oinspect", "IPython.extensions.storemagic",
+           "tornado.platform.asyncio")
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"      # o que o ipykernel põe em MPLBACKEND
 MAX_REQUEST = 64 * 1024
 _PRELOAD_ENV: dict[str, str] = {}          # variáveis que a importação do PRELOAD definiu
@@ -295,7 +299,7 @@ def _build_root(cfg, run_dir: str, root: str) -> None:
     for name in sandbox._ETC_FILES:
         if os.path.exists(os.path.join("/etc", name)):
             bind(os.path.join("/etc", name))
-    for p in sandbox._python_roots() + list(cfg.extra_ro):
+    for p in sandbox._python_roots(cfg.python) + list(cfg.extra_ro):
         if os.path.exists(p):
             bind(p)
     if os.path.isdir("/sys/devices/system/cpu"):

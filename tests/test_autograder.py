@@ -204,7 +204,7 @@ def test_sandbox_hides_solutions_gradebook_other_students_and_network(turma):
     assert int(re.search(r"processos visíveis: (\d+)", out)[1]) <= 3, out
     # além da própria pasta, só os caminhos até um Python que mora em /tmp (um clone do
     # repositório em /tmp, como no CI), montados só leitura: o resto do clone não aparece
-    python_in_tmp = {p.split("/")[2] for p in sandbox._python_roots() if p.startswith("/tmp/")}
+    python_in_tmp = {p.split("/")[2] for p in sandbox._python_roots(sys.executable) if p.startswith("/tmp/")}
     assert len(set(eval(re.search(r"/tmp: (\[.*\])", out)[1])) - python_in_tmp) == 1, out
     assert "capacidades: 0000000000000000" in out
     assert "subprocesso: ok" in out                 # o aluno ainda pode rodar programas
@@ -578,6 +578,45 @@ def test_names_the_test_reads_and_student_definitions_come_from_the_notebook_tex
     assert sorted(defs) == ["f", "g"] and "for i" in defs["g"]      # h religado: fonte não confiável
     assert student_definitions(["def f(x):\n    return x\n", "exec('def f(x): return 1')"]) == {}
     assert syntax_error("def f(:\n").startswith("(linha 1): ")
+    from autograder.cellcode import instructor_names
+    names = instructor_names("x = torch.ones(3)\nconferir('f', f(x), g)\n")
+    assert names.bound == {"x"} and names.loaded == {"torch", "conferir", "f", "g", "x"}
+    assert instructor_names("def f(:\n") is None
+
+
+def test_nbgrader_metadata_check_keeps_only_what_passed():
+    """O CheckCellMetadata do corretor guarda as validações que passaram (job._check_cell_metadata):
+    metadados quebrados falham sempre, e os mesmos metadados num tipo de célula que o nbgrader
+    recusa também."""
+    import copy
+
+    from nbgrader.nbgraderformat import ValidationError
+
+    from autograder.job import _check_cell_metadata
+
+    def cell(kind, **meta):
+        c = (nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell)("x = 1")
+        c.metadata["nbgrader"] = {"schema_version": 3, "grade": False, "solution": False, "locked": False,
+                                  "grade_id": "c1", **meta}
+        return c
+
+    check = _check_cell_metadata()
+    good = nbformat.v4.new_notebook(cells=[cell("code", grade=True, points=2, locked=True)])
+    for _ in range(2):
+        assert check().preprocess(copy.deepcopy(good), {})[0] is not None
+    # nota sem pontos: o nbgrader recusa, da primeira vez e das seguintes
+    broken = nbformat.v4.new_notebook(cells=[cell("code", grade=True, locked=True)])
+    for _ in range(2):
+        with pytest.raises(ValidationError):
+            check().preprocess(copy.deepcopy(broken), {})
+    # os metadados que passaram numa célula de código não passam numa de texto (nota sem solução)
+    md = nbformat.v4.new_notebook(cells=[cell("markdown", grade=True, points=2, locked=True)])
+    with pytest.raises(ValidationError):
+        check().preprocess(md, {})
+    # grade_id repetido: a checagem do notebook inteiro continua
+    twice = nbformat.v4.new_notebook(cells=[cell("code", grade=True, points=2, locked=True) for _ in range(2)])
+    with pytest.raises(ValidationError):
+        check().preprocess(twice, {})
 
 
 # ----------------------------------------------------------------------------- Dask: um cluster de verdade
