@@ -333,8 +333,9 @@ class _Run(Relay):
             chunks = [(None, cell.source)]          # parte não compila sozinha: roda inteira
         parts: list[TestPart] = []
         self.relay_timeout = self.relay_killed = False
-        bind = await self._exec(self.harness, f"{HARNESS_MODULE}.bind(globals(), {wanted!r})", self._limit(started),
-                                client=self.relay_client, silent=True, on_input=self._relay)
+        bind = _Exec([], "ok") if not wanted else await self._exec(
+            self.harness, f"{HARNESS_MODULE}.bind(globals(), {wanted!r})", self._limit(started),
+            client=self.relay_client, silent=True, on_input=self._relay)
         for hidden, src in chunks:
             if bind.state != "ok":      # os nomes do aluno não chegaram: a primeira parte falha com o motivo
                 ex = _Exec(list(bind.outputs), bind.state if bind.state in ("timeout", "dead") else "error")

@@ -356,10 +356,10 @@ class Unavailable:
 
 def bind(ns, candidates):
     """Põe em `ns` os nomes de `candidates` que as células do aluno definiram."""
-    names = request(Request(op=Op.NAMES)).names
-    wanted = [c for c in candidates if names.get(c) == "value"]
-    if not wanted:
+    if not candidates:
         return
+    # um pedido só: o aluno devolve os que ele definiu (sem módulos nem nomes do IPython)
+    wanted = list(candidates)
     answer = request(Request(op=Op.GET, names=wanted))
     for n, enc in answer.values.items():
         if n in wanted:

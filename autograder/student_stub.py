@@ -133,19 +133,25 @@ def _dec(d):
     return decode(d, _from_handle)
 
 
+def _hidden_name(k):
+    """Nomes do IPython, do corretor e do histórico: não são do aluno."""
+    return k in _SKIP or k.startswith("_autograder") or bool(_HISTORY.match(k))
+
+
 def _names(req):
     out = {}
     for k, v in list(_NS.items()):
-        if k in _SKIP or k.startswith("_autograder") or _HISTORY.match(k):
+        if _hidden_name(k):
             continue
         out[k] = "module" if isinstance(v, type(_sys)) else "value"
     return {"names": out}
 
 
 def _get(req):
+    """Os valores dos nomes pedidos que o aluno definiu (os que `_names` diria "value")."""
     values, errors = {}, {}
     for n in req.names:
-        if n not in _NS:
+        if n not in _NS or _hidden_name(n) or isinstance(_NS[n], type(_sys)):
             continue
         try:
             values[n] = _enc(_NS[n])
