@@ -86,14 +86,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Imprime o livro (página única) num PDF.")
     parser.add_argument("site", type=Path, help="pasta do build singlehtml (com index.html)")
     parser.add_argument("saida", type=Path, help="arquivo PDF a escrever")
+    parser.add_argument("--timeout", type=float, default=300, metavar="S",
+                        help="segundos de espera pelo MathJax e pelas imagens (padrão: 300)")
     args = parser.parse_args(argv)
     try:
-        math = print_pdf(args.site, args.saida)
+        math = print_pdf(args.site, args.saida, timeout_s=args.timeout)
     except (FileNotFoundError, RuntimeError) as erro:
         print(f"erro: {erro}", file=sys.stderr)
         return 1
     size = f"{args.saida.stat().st_size / 2**20:.1f}".replace(".", ",")
-    print(f"PDF em {args.saida} ({math['formulas']} fórmulas compostas pelo MathJax, {size} MiB)")
+    n = math["formulas"]
+    formulas = f"{n} fórmula composta" if n == 1 else f"{n} fórmulas compostas"
+    print(f"PDF em {args.saida} ({formulas} pelo MathJax, {size} MiB)")
     return 0
 
 

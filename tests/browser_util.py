@@ -368,31 +368,28 @@ def wait_ready(page):
     page.evaluate(SETTLE_JS)
 
 
-def open_alone(path: Path, timeout_ms: int = 30_000) -> tuple[int, int, list[str]]:
-    """Abre um arquivo HTML no Chromium como quem o recebeu sozinho, sem rede: só o próprio
-    arquivo pode ser pedido (o resto é recusado e anotado). Espera a matemática renderizar e
-    devolve (fórmulas renderizadas, trechos `\\sum_j` ainda crus, endereços recusados,
-    sem os `data:`)."""
-    from playwright.sync_api import sync_playwright
-
+def open_alone(browser, path: Path, timeout_ms: int = 30_000) -> tuple[int, int, list[str]]:
+    """Abre um arquivo HTML no Chromium (`browser`, o da sessão de testes) como quem o recebeu
+    sozinho, sem rede: só o próprio arquivo pode ser pedido (o resto é recusado e anotado).
+    Espera a matemática renderizar e devolve (fórmulas renderizadas, trechos `\\sum_j` ainda
+    crus, endereços recusados, sem os `data:`)."""
     refused = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            tab = browser.new_page()
+    context = browser.new_context()
+    try:
+        tab = context.new_page()
 
-            def only_the_file(route):
-                if route.request.url == path.as_uri():
-                    route.continue_()
-                else:
-                    refused.append(route.request.url)
-                    route.abort()
-            tab.route("**/*", only_the_file)
-            tab.goto(path.as_uri())
-            # MathJax (mjx-container) ou MathML escrito na hora de gravar (math), que o navegador mostra
-            tab.wait_for_selector("mjx-container svg, mjx-container mjx-math, math", timeout=timeout_ms)
-            rendered = tab.locator("mjx-container").count() + tab.locator("math").count()
-            raw = tab.locator("text=\\sum_j").count()
-        finally:
-            browser.close()
+        def only_the_file(route):
+            if route.request.url == path.as_uri():
+                route.continue_()
+            else:
+                refused.append(route.request.url)
+                route.abort()
+        tab.route("**/*", only_the_file)
+        tab.goto(path.as_uri())
+        # MathJax (mjx-container) ou MathML escrito na hora de gravar (math), que o navegador mostra
+        tab.wait_for_selector("mjx-container svg, mjx-container mjx-math, math", timeout=timeout_ms)
+        rendered = tab.locator("mjx-container").count() + tab.locator("math").count()
+        raw = tab.locator("text=\\sum_j").count()
+    finally:
+        context.close()
     return rendered, raw, [u for u in refused if not u.startswith("data:")]

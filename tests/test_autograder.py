@@ -371,7 +371,7 @@ def test_feedback_explains_problems_without_revealing_the_flags(turma):
 
 
 @needs_bwrap
-def test_feedback_renders_math_without_internet(turma):
+def test_feedback_renders_math_without_internet(turma, request):
     """O enunciado tem LaTeX: o MathJax vai dentro da página, que, aberta no Chromium
     sem rede nenhuma e sem outro arquivo, mostra a fórmula renderizada."""
     page = turma["ws"].feedback("correct", SLUG) / f"{SLUG}.html"
@@ -380,7 +380,7 @@ def test_feedback_renders_math_without_internet(turma):
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("sem /usr/bin/chromium (o `make test` instala o pacote Debian)")
     from browser_util import open_alone
-    n, raw, outside = open_alone(page)
+    n, raw, outside = open_alone(request.getfixturevalue("browser"), page)
     assert n >= 2 and raw == 0, (n, raw)
     assert outside == [], f"o feedback pediu outros endereços: {outside}"
 

@@ -543,7 +543,7 @@ def test_syntax_error_is_said_plainly(loop):
 
 
 @needs_bwrap
-def test_feedback_page_is_one_file_with_math_rendered_offline(loop):
+def test_feedback_page_is_one_file_with_math_rendered_offline(loop, request):
     """A página aberta sozinha (copiada para outra pasta), sem rede e sem outros arquivos."""
     alone = loop["base"] / "sozinha" / "retorno.html"
     alone.parent.mkdir()
@@ -553,7 +553,7 @@ def test_feedback_page_is_one_file_with_math_rendered_offline(loop):
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("sem /usr/bin/chromium (o `make test` instala o pacote Debian)")
     from browser_util import open_alone
-    n, raw, asked = open_alone(alone)
+    n, raw, asked = open_alone(request.getfixturevalue("browser"), alone)
     assert n >= 2 and raw == 0, (n, raw)
     assert asked == []
 

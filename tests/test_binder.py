@@ -146,7 +146,7 @@ def test_binder_opens_markdown_pages_as_notebooks(binder):
     assert "jupytext" in r.stdout + r.stderr and "nbgrader" not in r.stdout + r.stderr
 
 
-def test_binder_link_shows_the_chapter_without_myst_in_jupyterlab(binder, tmp_path):
+def test_binder_link_shows_the_chapter_without_myst_in_jupyterlab(binder, browser, tmp_path):
     """O que o botão do Binder abre, no JupyterLab do ambiente e no Chromium: um
     caderno com as células do capítulo e o texto renderizado sem MyST."""
     import os
@@ -155,8 +155,6 @@ def test_binder_link_shows_the_chapter_without_myst_in_jupyterlab(binder, tmp_pa
     import time
     import urllib.request
 
-    from browser_util import CHROMIUM, CHROMIUM_ARGS
-    from playwright.sync_api import sync_playwright
     from venv_util import clean_env
 
     venv, repo = binder
@@ -185,9 +183,8 @@ def test_binder_link_shows_the_chapter_without_myst_in_jupyterlab(binder, tmp_pa
                 pass
             assert time.monotonic() < deadline and server.poll() is None, "o JupyterLab não subiu"
             time.sleep(1)
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        try:
             page.set_default_timeout(180_000)
             page.goto(f"{base}/{INTERFACE}{target}?token={token}")
             page.locator(".jp-NotebookPanel:visible").wait_for()
@@ -204,7 +201,8 @@ def test_binder_link_shows_the_chapter_without_myst_in_jupyterlab(binder, tmp_pa
             shots = ROOT / "_build" / "screenshots" / "binder"
             shots.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shots / f"{Path(target).stem}.png"))
-            browser.close()
+        finally:
+            page.close()
     finally:
         stop(server)
     assert "4. A softmax" in shown, shown[:300]
