@@ -183,6 +183,9 @@ class Workspace:
         self.prefix = prefix or run_prefix(self.root)
         self.solutions = Path(solutions).resolve() if solutions else REPO / "solutions"
         self.state = self.root / ".autograder"
+        # cache de fontes do matplotlib, feito uma vez por trabalhador (tasks.prebuild_matplotlib_cache)
+        # e copiado para o HOME de cada kernel
+        self.mpl_cache = self.state / "mplcache"
         self.db_path = self.root / "gradebook.db"
         self.db_url = f"sqlite:///{self.db_path}"
 

@@ -221,7 +221,7 @@ def prepare_run_dir(ws: Workspace, a: str, files: dict[str, bytes], run_dir: Pat
             p = run_dir / "trabalho" / f.relative_to(ws.release(a))
             p.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(f, p)
-    mpl = ws.state / "mplcache"
+    mpl = ws.mpl_cache
     if mpl.is_dir():
         shutil.copytree(mpl, run_dir / "home" / ".matplotlib")
     return run_dir

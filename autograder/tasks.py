@@ -126,10 +126,10 @@ def prebuild_matplotlib_cache(ws: Workspace) -> None:
     (sem ele cada kernel que importa pyplot gasta ~1 s varrendo fontes)."""
     import os
     import subprocess
-    d = ws.state / "mplcache"
+    d = ws.mpl_cache
     if d.is_dir():
         return
-    tmp = ws.state / "mplcache.tmp"
+    tmp = d.with_name(d.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     env = {**os.environ, "MPLCONFIGDIR": str(tmp), "MPLBACKEND": "Agg"}
@@ -189,7 +189,7 @@ class _Grader:
             self.ws.state.mkdir(parents=True, exist_ok=True)
             prebuild_matplotlib_cache(self.ws)
             cfg = SandboxConfig(enabled=course.use_sandbox, limits=course.limits, python=sys.executable)
-            self.zygote = _start_zygote(course, cfg, str(root), self.ws.state / "mplcache")
+            self.zygote = _start_zygote(course, cfg, str(root), self.ws.mpl_cache)
             if self.zygote is not None:
                 cfg.zygote = self.zygote.socket
             write_kernel_spec(cfg, self.ws.kernels_dir)

@@ -74,8 +74,8 @@ def clone_prepared(ws: Workspace, dest: Path) -> Path:
     shutil.copy(ws.db_path, dest / "gradebook.db")
     (dest / ".autograder").mkdir()
     shutil.copy(ws.state / "fontes.json", dest / ".autograder" / "fontes.json")
-    if (ws.state / "mplcache").is_dir():
-        shutil.copytree(ws.state / "mplcache", dest / ".autograder" / "mplcache")
+    if ws.mpl_cache.is_dir():
+        shutil.copytree(ws.mpl_cache, dest / ".autograder" / ws.mpl_cache.name)
     return dest
 
 
