@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 import nbformat
 import pytest
 
+from aio import run_async
 from autograder import cgroup, sandbox, zygote
 from autograder.executor import ExecSettings, execute_notebook
 from autograder.kernel import SandboxKernel, harness_code, student_stub_code
@@ -137,7 +138,7 @@ print("soltos")
 @needs_box
 def test_orphans_that_cleared_pdeathsig_and_left_the_session_die_with_the_notebook():
     marker = f"orfao-{os.getpid()}-{time.monotonic_ns()}"
-    nb, outcome, box = asyncio.run(_run([ORPHANS.replace("{marker}", marker)], sandbox.Limits()))
+    nb, outcome, box = run_async(_run([ORPHANS.replace("{marker}", marker)], sandbox.Limits()))
     assert "soltos" in _text(nb), box["log"][-2000:]
     assert box["pids_at_start"], "o kernel não estava na caixa"
     time.sleep(0.2)
@@ -192,7 +193,7 @@ print("filhos:", codes)
 
 @needs_box
 def test_memory_of_forked_children_counts_for_the_notebook():
-    nb, outcome, box = asyncio.run(_run([FORKED_MEMORY], sandbox.Limits(memory_mib=1024)))
+    nb, outcome, box = run_async(_run([FORKED_MEMORY], sandbox.Limits(memory_mib=1024)))
     assert outcome.status == "crashed", (outcome, _text(nb))
     assert any("passou do limite de memória (1.024 MiB" in d for d in outcome.details), outcome.details
 
@@ -211,7 +212,7 @@ print("memfd:", len(fds))
 
 @needs_box
 def test_forty_memfd_files_hit_the_notebook_limit():
-    nb, outcome, box = asyncio.run(_run([MEMFD], sandbox.Limits(memory_mib=1024)))
+    nb, outcome, box = run_async(_run([MEMFD], sandbox.Limits(memory_mib=1024)))
     assert "memfd: 40" not in _text(nb)
     assert outcome.status == "crashed", (outcome, _text(nb))
     assert any("limite de memória" in d for d in outcome.details), outcome.details
@@ -224,7 +225,7 @@ def test_process_count_is_per_notebook():
     code = ("import os, time\nn = 0\ntry:\n    for i in range(200):\n        if os.fork() == 0:\n"
             "            time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError as e:\n"
             "    print('fork recusado depois de', n, type(e).__name__)\n")
-    nb, outcome, box = asyncio.run(_run([code], sandbox.Limits(nproc=64)))
+    nb, outcome, box = run_async(_run([code], sandbox.Limits(nproc=64)))
     text = _text(nb)
     assert "fork recusado depois de" in text, text
     assert int(text.split("depois de")[1].split()[0]) < 64
@@ -235,7 +236,7 @@ def test_writing_two_gib_fails_cleanly_with_no_space_left():
     code = ("import os\nw = 0\ntry:\n    with open('grande.bin', 'wb') as f:\n"
             "        for i in range(2048):\n            f.write(b'x' * 1024 * 1024); w += 1\n"
             "except OSError as e:\n    print('parou em', w, 'MiB:', e.strerror)\n")
-    nb, outcome, box = asyncio.run(_run([code, "print('depois: ok')"],
+    nb, outcome, box = run_async(_run([code, "print('depois: ok')"],
                                         sandbox.Limits(disk_mib=128, file_mib=4096)))
     text = _text(nb)
     assert "No space left on device" in text, text
@@ -253,7 +254,7 @@ def test_handed_in_modules_never_shadow_the_real_ones():
              "ajuda.py": "X = 42\n"}
     code = ("import sys, numpy, torch\nprint('numpy', numpy.__file__)\nprint('torch', torch.__file__)\n"
             "print('cwd no path:', '' in sys.path or '.' in sys.path)\n")
-    nb, outcome, box = asyncio.run(_run([code], sandbox.Limits(), files=files))
+    nb, outcome, box = run_async(_run([code], sandbox.Limits(), files=files))
     text = _text(nb)
     assert "numpy falso" not in text and "site-packages/numpy" in text, text
     assert "site-packages/torch" in text, text

@@ -18,7 +18,6 @@ iniciados contam o reaproveitamento e cada regra que o impede.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import shutil
@@ -28,6 +27,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from aio import run_async
 from autograder import hidden, job, sandbox
 from autograder.course import Workspace
 from autograder.executor import ExecSettings
@@ -298,7 +298,7 @@ def grade(curso, order: list[tuple[str, str, dict]], reuse: bool = True,
         finally:
             await pool.close()
         return out, pool.stats
-    return asyncio.run(run())
+    return run_async(run())
 
 
 def _outputs(cell) -> list:
@@ -455,7 +455,7 @@ async def _harness_after(curso, code: str) -> str | None:
 def test_any_interpreter_change_stops_reuse(curso, code, reason):
     """C2: o que o reset do IPython não desfaz (transformadores, exceções próprias, eventos,
     atributos de módulos) impede o reaproveitamento; um kernel só usado continua servindo."""
-    why = asyncio.run(_harness_after(curso, code))
+    why = run_async(_harness_after(curso, code))
     if reason is None:
         assert why is None, why
     else:
