@@ -33,6 +33,9 @@ from interativo_util import (CASOS, POLEGAR_JS, Leitor, arrastar_com_o_dedo, axe
                              sem_problemas, tabela)
 
 SHOTS = SCREENSHOTS / "interativo"
+# Numa figura mais alta que a tela, a captura do elemento junta trechos rolados, e o que é
+# fixo na janela (cabeçalho, "Pular para o conteúdo" com foco, "Voltar ao topo") sairia no meio.
+SEM_O_FIXO = "#pst-header, .bd-header-article, .skip-link, #pst-back-to-top { visibility: hidden !important; }"
 ORCAMENTO_JS = 300 * 1024   # bytes gzip de JavaScript das figuras por página (issue 28)
 # Um celular de verdade: tela de toque, viewport da página (is_mobile) e 3 px de tela por px CSS.
 CELULAR_COM_TOQUE = {"viewport": PHONE, "is_mobile": True, "has_touch": True, "device_scale_factor": 3}
@@ -114,7 +117,7 @@ def test_controles_recalculam_como_o_python_e_axe_sem_violacoes(aba, caso, visit
     # Depois de mexer, o axe de novo (estados novos: botões marcados, valores trocados).
     assert not axe_na_figura(page, caso.nome)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    leitor.raiz.screenshot(path=str(SHOTS / f"{caso.nome}-{visita}.png"))
+    leitor.raiz.screenshot(path=str(SHOTS / f"{caso.nome}-{visita}.png"), style=SEM_O_FIXO)
     sem_problemas(report)
 
 
