@@ -442,6 +442,21 @@ def test_no_function_over_100_lines_in_the_planner_and_the_readers():
     assert not long, long
 
 
+def test_no_grader_module_over_600_lines_nor_function_over_100():
+    """A regra da issue 22 para o trabalhador vale para o pacote inteiro do corretor."""
+    long = []
+    for path in sorted(PKG.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > 600:
+            long.append(f"{path.name}: {len(text.splitlines())} linhas")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > 100:
+                    long.append(f"{path.stem}.{node.name}: {n}")
+    assert len(list(PKG.glob("*.py"))) > 20 and not long, long
+
+
 def test_one_number_formatter():
     """`num`, o atraso e o CSV só existem em tables.py."""
     for m in PLANNER_AND_READERS:
