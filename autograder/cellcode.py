@@ -168,9 +168,8 @@ def student_definitions(sources: list[str]) -> dict[str, str]:
     unknown = False
     for src in sources:
         text = integrity._to_python(src)
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        tree = integrity.parse_or_none(text)
+        if tree is None:
             continue
         esc = _escapes(tree)
         if esc is None:
@@ -243,9 +242,8 @@ def tamper_evidence(cells: list[tuple[int, str]]) -> list[str]:
     out = []
     for number, src in cells:
         text = integrity._to_python(src)
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        tree = integrity.parse_or_none(text)
+        if tree is None:
             continue
         lines = text.splitlines()
         for n in ast.walk(tree):
@@ -278,4 +276,6 @@ def syntax_error(src: str) -> str | None:
         return f"(linha {e.lineno}): {e.msg}"
     except ValueError as e:
         return str(e)[:200]
+    except (MemoryError, RecursionError):
+        return "(expressões aninhadas demais para o Python compilar)"
     return None

@@ -300,8 +300,10 @@ class _Run(Relay):
             return []
         return sorted(code.loaded - locked_bound - _BUILTINS)
 
-    async def _after_student(self, i: int, ex: _Exec) -> None:
-        if any(o.output_type == "error" and o.get("ename") == "MemoryError" for o in ex.outputs):
+    async def _after_student(self, i: int, ex: _Exec, compiled: bool = True) -> None:
+        """`compiled=False`: a célula nem compila, e o MemoryError vem do analisador do Python
+        (aninhamento fundo demais), não de memória esgotada: é o erro de sintaxe já anotado."""
+        if compiled and any(o.output_type == "error" and o.get("ename") == "MemoryError" for o in ex.outputs):
             self._status(Status.CRASHED, f"memória esgotada na célula {i + 1}")
         if ex.state == "dead":
             self._status(Status.CRASHED, self._death(self.student, f"célula {i + 1}", "o kernel morreu"))
@@ -322,7 +324,7 @@ class _Run(Relay):
         if err:
             self.outcome.details.append(f"erro de sintaxe na célula {i + 1} {err}")
         ex = await self._exec(self.student, cell.source, self._limit(time.monotonic()))
-        await self._after_student(i, ex)
+        await self._after_student(i, ex, compiled=err is None)
         cell.outputs, cell.execution_count = list(ex.outputs), ex.count
 
     async def _test_cell(self, i: int, cell, locked_bound: set[str]) -> None:

@@ -164,12 +164,26 @@ def _restore_meta(cell, rel, issues: list[Issue]) -> None:
 
 # ----------------------------------------------------------------------------- AST
 
-@functools.lru_cache(maxsize=8192)
+_CACHED_TEXT = 32_768     # caracteres: acima disso, a conversão não fica guardada
+
+
 def _to_python(src: str) -> str:
     """Converte mágicas do IPython (%timeit, !ls) em Python para a AST.
 
     Guardada por texto: as mesmas células (as da versão distribuída em todo notebook, as do
-    aluno em cada regra) passavam pelo tokenizador do IPython várias vezes."""
+    aluno em cada regra) passavam pelo tokenizador do IPython várias vezes. Só textos curtos
+    ficam guardados (no máximo 4.096 de até 32 mil caracteres, entrada e saída: ~256 MiB no
+    pior caso; as células do curso têm até 27 mil), porque o processo de correção atende
+    muitos notebooks e o texto do aluno também passa por aqui."""
+    return _to_python_cached(src) if len(src) <= _CACHED_TEXT else _transform(src)
+
+
+@functools.lru_cache(maxsize=4096)
+def _to_python_cached(src: str) -> str:
+    return _transform(src)
+
+
+def _transform(src: str) -> str:
     try:
         from IPython.core.inputtransformer2 import TransformerManager
         return TransformerManager().transform_cell(src)
@@ -183,9 +197,16 @@ def _parse(src: str):
     célula da versão distribuída era analisada de novo em todo notebook, até cinco vezes
     (0,2 núcleo·s por notebook nos capítulos 1 a 5). A árvore é compartilhada: só leitura.
     Só texto da versão distribuída chega aqui (células do professor, já restauradas; as do aluno
-    passam por `ast.parse` direto em cellcode.py): o cache não cresce com o que o aluno escreve
+    passam por `parse_or_none`, sem guardar, em cellcode.py): o cache não cresce com o que o aluno escreve
     (a AST ocupa ~40 vezes o texto; a maior célula do curso tem 29 mil caracteres)."""
+    return parse_or_none(_to_python(src))
+
+
+def parse_or_none(text: str):
+    """`ast.parse`, ou None se o texto não compila. Aninhamento fundo demais (`-` repetido cem
+    mil vezes, parênteses em cadeia) faz o analisador do Python levantar MemoryError ou
+    RecursionError sem ocupar memória: o kernel também não compilaria a célula."""
     try:
-        return ast.parse(_to_python(src))
-    except (SyntaxError, ValueError):
+        return ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None

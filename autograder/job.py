@@ -39,6 +39,54 @@ from .kernel import (KernelStartError, SandboxKernel, harness_start_code, reset_
 from .results import NotebookResult, QuestionResult, Status, worst
 
 
+# O notebook entregue é lido no processo de correção, fora das cotas da caixa: quantas células
+# e quanto código ele pode ter é decidido antes de o nbformat montar os objetos e de a árvore
+# sintática ser construída (a AST de `x = 1` repetido ocupa ~400 vezes o texto: 11 MiB de
+# código levavam o processo a 4,7 GiB). Os notebooks do curso têm até 24 células e nenhuma
+# célula de código acima de 27 mil caracteres.
+MAX_CELLS = 1_000
+MAX_CELL_CODE = 100_000       # caracteres numa célula de código
+MAX_CODE = 500_000            # caracteres de código no notebook inteiro
+MAX_TEXT = 2_000_000          # caracteres em todas as células (código, texto e brutas)
+
+
+def _source_len(cell: dict) -> int:
+    src = cell.get("source", cell.get("input", ""))       # "input": código no nbformat 3
+    if isinstance(src, list):
+        return sum(len(s) for s in src if isinstance(s, str))
+    return len(src) if isinstance(src, str) else 0
+
+
+def _too_big(data: dict) -> str | None:
+    """Motivo em português se o notebook passa dos limites acima; as saídas entregues saem antes
+    de o nbformat lê-las (a correção as refaz: nenhuma precisa ser válida nem ocupar memória)."""
+    cells = data.get("cells")
+    if not isinstance(cells, list):                         # nbformat 3: células em "worksheets"
+        cells = [c for w in data.get("worksheets", []) if isinstance(w, dict)
+                 for c in (w.get("cells") if isinstance(w.get("cells"), list) else [])]
+    if len(cells) > MAX_CELLS:
+        return f"notebook com {len(cells):_} células; o limite é {MAX_CELLS:_}".replace("_", ".")
+    code = text = 0
+    for i, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            continue
+        n = _source_len(cell)
+        text += n
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = []
+            if "execution_count" in cell:
+                cell["execution_count"] = None
+            code += n
+            if n > MAX_CELL_CODE:
+                return (f"célula {i + 1} com {n:_} caracteres de código; o limite por célula é "
+                        f"{MAX_CELL_CODE:_}").replace("_", ".")
+    if code > MAX_CODE:
+        return f"{code:_} caracteres de código no notebook; o limite é {MAX_CODE:_}".replace("_", ".")
+    if text > MAX_TEXT:
+        return f"{text:_} caracteres nas células; o limite é {MAX_TEXT:_}".replace("_", ".")
+    return None
+
+
 def load_notebook(raw: bytes):
     """(notebook, None) ou (None, motivo em português)."""
     if len(raw) > 50 * 1024 * 1024:
@@ -53,6 +101,9 @@ def load_notebook(raw: bytes):
         return None, f"JSON inválido (linha {e.lineno}, coluna {e.colno}: {e.msg})"
     if not isinstance(data, dict) or not isinstance(data.get("cells", data.get("worksheets")), list):
         return None, "não é um notebook do Jupyter (falta a lista de células)"
+    too_big = _too_big(data)
+    if too_big:
+        return None, too_big
     # nbformat 4.0-4.4 com ids nas células (o que `nbformat.v4.new_code_cell` escreve, e o
     # Jupyter abre): os ids só existem a partir de 4.5, então o notebook passa a 4.5
     if data.get("nbformat") == 4 and isinstance(data.get("nbformat_minor"), int) \
@@ -67,7 +118,7 @@ def load_notebook(raw: bytes):
                 if not (isinstance(cid, str) and re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", cid)) or cid in seen:
                     c["id"] = cid = uuid.uuid4().hex[:8]
                 seen.add(cid)
-        text = json.dumps(data)
+    text = json.dumps(data)          # sem as saídas entregues (_too_big)
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as e:  # noqa: BLE001

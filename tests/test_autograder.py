@@ -150,6 +150,8 @@ def test_details_explain_each_problem_in_portuguese(turma):
     assert "kernel morreu" in d["os-exit"]
     assert "memória esgotada" in d["memory-bomb"]
     assert "JSON inválido" in d["invalid-json"]
+    assert "o limite por célula é 100.000" in d["huge-code"]
+    assert "expressões aninhadas demais" in d["deep-nesting"]
     assert "UTF-8" in d["non-utf8"]
     assert "não foi entregue" in d["missing"]
 

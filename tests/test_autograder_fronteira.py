@@ -8,6 +8,7 @@ test_autograder_ataques.py e test_all_solutions.py.
 from __future__ import annotations
 
 import copy
+import json
 import sys
 from pathlib import Path
 
@@ -110,3 +111,77 @@ def test_hidden_seed_depends_on_student_assignment_and_secret(tmp_path):
     assert len(seeds) == 4 and all(0 <= x < 2**63 for x in seeds)
     assert hidden.hidden_seed(s, "ana", "01") == hidden.hidden_seed(s, "ana", "01")
     assert hidden.hidden_seed("outro", "ana", "01") != hidden.hidden_seed(s, "ana", "01")
+
+
+# ----------------------------------------------------------------------------- o que o processo de correção lê
+
+def _raw(nb) -> bytes:
+    return nbformat.writes(nb).encode()
+
+
+def _with_code(nb, code: str, copies: int = 1):
+    nb = copy.deepcopy(nb)
+    nb.cells += [nbformat.v4.new_code_cell(code) for _ in range(copies)]
+    return nb
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda nb: _with_code(nb, "x = 1", 1_000), "células; o limite é 1.000"),
+    (lambda nb: _with_code(nb, "x = 1\n" * 20_000), "caracteres de código; o limite por célula é 100.000"),
+    (lambda nb: _with_code(nb, "x = 1\n" * 15_000, 6), "caracteres de código no notebook; o limite é 500.000"),
+    (lambda nb: nb.cells.extend(nbformat.v4.new_markdown_cell("a" * 100_000) for _ in range(21)) or nb,
+     "caracteres nas células; o limite é 2.000.000"),
+])
+def test_a_notebook_past_the_limits_is_refused_before_it_is_parsed(build, message):
+    from autograder.job import load_notebook
+    nb, err = load_notebook(_raw(build(_release())))
+    assert nb is None and message in err, err
+
+
+def test_outputs_handed_in_are_dropped_before_nbformat_reads_them():
+    from autograder.job import load_notebook
+    nb = _with_code(_release(), "print(1)")
+    nb.cells[-1].outputs = [nbformat.v4.new_output("stream", text="x\n") for _ in range(50_000)]
+    nb.cells[-1].outputs.append({"output_type": "inventado"})      # inválida: não importa mais
+    nb.cells[-1].execution_count = 7
+    got, err = load_notebook(json.dumps(nb).encode())
+    assert err is None and got.cells[-1].outputs == [] and got.cells[-1].execution_count is None
+    assert len(got.cells) == len(nb.cells)
+
+
+def test_the_grading_process_reads_a_huge_cell_without_growing():
+    """Sem os limites, 3 MiB de `x = 1` viravam ~1,2 GiB de AST no processo de correção."""
+    import subprocess
+    code = r'''
+import resource, sys
+import nbformat
+from autograder import cellcode
+from autograder.job import load_notebook
+release = nbformat.read(sys.argv[1], as_version=4)
+nb = nbformat.read(sys.argv[1], as_version=4)
+nb.cells.append(nbformat.v4.new_code_cell("x = 1\n" * 500_000))
+raw = nbformat.writes(nb).encode()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+got, err = load_notebook(raw)
+if got is not None:
+    cells = cellcode.student_cells(got, release)
+    cellcode.tamper_evidence(cells)
+    cellcode.student_definitions([t for _, t in cells])
+print(err)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+'''
+    p = subprocess.run([sys.executable, "-c", code, str(ROOT / "exercises" / CAP1 / f"{CAP1}.ipynb")],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert p.returncode == 0, p.stderr[-2000:]
+    err, grown = p.stdout.split("\n")[:2]
+    assert "o limite por célula é 100.000" in err and int(grown) < 150, p.stdout
+
+
+@pytest.mark.parametrize("deep", ["x = " + "-" * 50_000 + "1", "y = 1" + " + 1" * 20_000,
+                                  "z = f" + "(x)" * 20_000, "w = " + "not " * 20_000 + "x"])
+def test_code_nested_too_deep_is_a_syntax_error_not_a_grader_failure(deep):
+    from autograder import cellcode
+    assert cellcode.syntax_error(deep) == "(expressões aninhadas demais para o Python compilar)"
+    assert cellcode.tamper_evidence([(1, deep), (2, "import torch._python_dispatch")])
+    defs = student_definitions([deep, "def dobro(x):\n    return 2 * x\n"])
+    assert list(defs) == ["dobro"]
