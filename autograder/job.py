@@ -48,6 +48,8 @@ MAX_CELLS = 1_000
 MAX_CELL_CODE = 100_000       # caracteres numa célula de código
 MAX_CODE = 500_000            # caracteres de código no notebook inteiro
 MAX_TEXT = 2_000_000          # caracteres em todas as células (código, texto e brutas)
+MAX_DEPTH = 64                # níveis de listas e objetos do JSON (um notebook tem ~6; o
+                              # copy.deepcopy da restauração estoura a pilha perto de 330)
 
 
 def _source_len(cell: dict) -> int:
@@ -80,11 +82,24 @@ def _too_big(data: dict) -> str | None:
             if n > MAX_CELL_CODE:
                 return (f"célula {i + 1} com {n:_} caracteres de código; o limite por célula é "
                         f"{MAX_CELL_CODE:_}").replace("_", ".")
+    if _depth(data) > MAX_DEPTH:
+        return f"JSON com mais de {MAX_DEPTH} níveis de listas e objetos aninhados"
     if code > MAX_CODE:
         return f"{code:_} caracteres de código no notebook; o limite é {MAX_CODE:_}".replace("_", ".")
     if text > MAX_TEXT:
         return f"{text:_} caracteres nas células; o limite é {MAX_TEXT:_}".replace("_", ".")
     return None
+
+
+def _depth(data) -> int:
+    """Profundidade do JSON (sem recursão), parando logo que passa de MAX_DEPTH."""
+    deepest, stack = 0, [(data, 1)]
+    while stack and deepest <= MAX_DEPTH:
+        obj, d = stack.pop()
+        if isinstance(obj, (dict, list)):
+            deepest = max(deepest, d)
+            stack.extend((v, d + 1) for v in (obj.values() if isinstance(obj, dict) else obj))
+    return deepest
 
 
 def load_notebook(raw: bytes):
@@ -99,6 +114,8 @@ def load_notebook(raw: bytes):
         data = json.loads(text)
     except json.JSONDecodeError as e:
         return None, f"JSON inválido (linha {e.lineno}, coluna {e.colno}: {e.msg})"
+    except RecursionError:          # o leitor do json conta os níveis e para antes da pilha
+        return None, f"JSON com mais de {MAX_DEPTH} níveis de listas e objetos aninhados"
     if not isinstance(data, dict) or not isinstance(data.get("cells", data.get("worksheets")), list):
         return None, "não é um notebook do Jupyter (falta a lista de células)"
     too_big = _too_big(data)

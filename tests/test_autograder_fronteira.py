@@ -138,6 +138,26 @@ def test_a_notebook_past_the_limits_is_refused_before_it_is_parsed(build, messag
     assert nb is None and message in err, err
 
 
+@pytest.mark.parametrize("levels", [65, 500, 100_000])
+def test_json_nested_too_deep_is_refused_with_the_reason(levels):
+    """100 mil níveis: o json levanta RecursionError; 500: o json lê, e a cópia da restauração
+    (copy.deepcopy) estourava a pilha. As duas viravam falha do corretor na linha do aluno."""
+    from autograder.job import load_notebook
+    text = nbformat.writes(_release())
+    raw = text.replace('"metadata": {', '"metadata": {"fundo": ' + "[" * levels + "]" * levels + ", ", 1)
+    nb, err = load_notebook(raw.encode())
+    assert nb is None and err == "JSON com mais de 64 níveis de listas e objetos aninhados", err
+
+
+def test_deep_json_in_an_output_is_no_reason_to_refuse():
+    from autograder.job import load_notebook
+    nb = _with_code(_release(), "x")
+    deep = json.loads("[" * 80 + "]" * 80)
+    nb.cells[-1].outputs = [nbformat.v4.new_output("execute_result", data={"application/json": {"a": deep}})]
+    got, err = load_notebook(json.dumps(nb).encode())
+    assert err is None and got.cells[-1].outputs == []
+
+
 def test_outputs_handed_in_are_dropped_before_nbformat_reads_them():
     from autograder.job import load_notebook
     nb = _with_code(_release(), "print(1)")
