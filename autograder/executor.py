@@ -175,9 +175,9 @@ class _Run(Relay):
             await kernel.settle_lost()
             return _Exec([], "dead")        # a conexão com o kernel foi cortada (kernel.lost)
         poller = zmq.asyncio.Poller()
-        channels = {kc.iopub_channel.socket: kc.iopub_channel, kc.shell_channel.socket: kc.shell_channel}
+        channels = {kc.iopub_channel.socket: "iopub", kc.shell_channel.socket: "shell"}
         if on_input is not None:
-            channels[kc.stdin_channel.socket] = kc.stdin_channel
+            channels[kc.stdin_channel.socket] = "stdin"
         for sock in channels:
             poller.register(sock, zmq.POLLIN)
         end = time.monotonic() + limit
@@ -197,19 +197,26 @@ class _Run(Relay):
                 if sock not in events:
                     continue
                 try:
-                    msg = await channel.get_msg(timeout=0)
+                    msg = await kernel.read(channel, 0)
                 except Empty:
                     continue
+                if msg is None:                     # fora do protocolo: kernel.lost diz por quê
+                    await kernel.kill()
+                    return _Exec(cell.outputs, "dead", cell.get("execution_count"))
                 if msg["parent_header"].get("msg_id") != msg_id:
                     continue
                 kind = msg["msg_type"]
-                if channel is kc.shell_channel:
+                if channel == "shell":
                     reply = msg["content"]
-                elif channel is kc.iopub_channel:
+                elif channel == "iopub":
                     try:
                         client.process_message(msg, cell, 0)
                     except CellExecutionComplete:
                         idle = True
+                    except Exception as e:  # noqa: BLE001 - conteúdo que o nbclient não entende
+                        kernel.refuse(channel, f"{msg['msg_type']} ilegível ({type(e).__name__})")
+                        await kernel.kill()
+                        return _Exec(cell.outputs, "dead", cell.get("execution_count"))
                 elif kind == "input_request":
                     started = time.monotonic()
                     value = await on_input(msg["content"].get("prompt", ""), end - started)

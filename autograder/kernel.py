@@ -133,6 +133,32 @@ class SandboxKernel:
             self.lost = (f"o kernel mandou uma mensagem maior que {mib} MiB (o limite do corretor) ou fora "
                          f"do protocolo (canal {channel}); a conexão com ele foi cortada e ele foi encerrado")
 
+    def refuse(self, channel: str, why: str) -> None:
+        """Uma mensagem que o cliente do Jupyter não lê (JSON aninhado demais, assinatura ou
+        cabeçalho forjados, conteúdo que não é objeto): o kernel saiu do protocolo, como no
+        corte pelo tamanho (`lost`), e quem chama o encerra."""
+        if self.lost is None and not self.exited:
+            self.lost = (f"o kernel mandou uma mensagem fora do protocolo do Jupyter (canal {channel}: "
+                         f"{why}); a conexão com ele foi cortada e ele foi encerrado")
+
+    async def read(self, channel: str, timeout: float) -> dict | None:
+        """A próxima mensagem do canal ("shell", "iopub", "stdin"), ou None se ela está fora do
+        protocolo (`refuse`: `lost` diz por quê). Empty se nada chegou em `timeout` segundos.
+        Toda mensagem de um kernel passa por aqui: o que o aluno manda é lido no processo de
+        correção, e um erro ao decodificá-la é dele, não do corretor."""
+        try:
+            msg = await getattr(self.kc, f"{channel}_channel").get_msg(timeout=timeout)
+        except Empty:
+            raise
+        except Exception as e:  # noqa: BLE001 - decodificar é do cliente do Jupyter: qualquer erro é da mensagem
+            self.refuse(channel, type(e).__name__)
+            return None
+        if not (isinstance(msg, dict) and isinstance(msg.get("msg_type"), str)
+                and isinstance(msg.get("parent_header"), dict) and isinstance(msg.get("content"), dict)):
+            self.refuse(channel, "cabeçalho ou conteúdo que não são objetos")
+            return None
+        return msg
+
     def send(self, channel: str, *args, **kw):
         """`kc.execute` (channel="shell") ou `kc.input` ("stdin") sem travar: None se a conexão
         já foi cortada (ver `channel_lost`) ou se o envio não saiu em SEND_TIMEOUT_MS."""
@@ -152,8 +178,11 @@ class SandboxKernel:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             try:
-                msg = await self.kc.shell_channel.get_msg(timeout=end - time.monotonic())
+                msg = await self.read("shell", end - time.monotonic())
             except Empty:
+                return None
+            if msg is None:
+                await self.kill()
                 return None
             if msg["parent_header"].get("msg_id") == msg_id:
                 return msg["content"]

@@ -113,8 +113,10 @@ class Relay:
         end = time.monotonic() + limit
         while time.monotonic() < end:
             try:
-                msg = await self.harness.kc.stdin_channel.get_msg(timeout=end - time.monotonic())
+                msg = await self.harness.read("stdin", end - time.monotonic())
             except Empty:
+                break
+            if msg is None:                     # fora do protocolo (harness.lost): o corretor para
                 break
             if msg["msg_type"] != "input_request":
                 continue

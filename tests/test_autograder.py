@@ -152,6 +152,7 @@ def test_details_explain_each_problem_in_portuguese(turma):
     assert "JSON inválido" in d["invalid-json"]
     assert "o limite por célula é 100.000" in d["huge-code"]
     assert "expressões aninhadas demais" in d["deep-nesting"]
+    assert "fora do protocolo do Jupyter (canal iopub: RecursionError)" in d["undecodable-message"]
     assert "UTF-8" in d["non-utf8"]
     assert "não foi entregue" in d["missing"]
 

@@ -206,10 +206,10 @@ class _Run(Relay):
         self.student_env = student_env
         msgs = list(harness_msgs)
 
-        async def get_msg(timeout):
-            return {"msg_type": "input_request", "content": {"prompt": msgs.pop(0)}}
-        self.harness = SimpleNamespace(lost=None, send=lambda ch, text: self.sent.append(text),
-                                       kc=SimpleNamespace(stdin_channel=SimpleNamespace(get_msg=get_msg)))
+        async def read(channel, timeout):
+            assert channel == "stdin"
+            return {"msg_type": "input_request", "parent_header": {}, "content": {"prompt": msgs.pop(0)}}
+        self.harness = SimpleNamespace(lost=None, send=lambda ch, text: self.sent.append(text), read=read)
 
     async def _exec(self, kernel, code, limit, **kw):
         data = {"status": "ok", "data": {"application/json": self.student_env}}
@@ -304,3 +304,42 @@ def test_a_message_over_the_socket_cap_cuts_the_channel_and_no_send_blocks(tmp_p
         for s in (*socks.values(), server):
             s.close(linger=0)
         ctx.term()
+
+
+# ----------------------------------------------------------------------------- mensagens do Jupyter
+
+def _kernel_reading(outcome):
+    """Um SandboxKernel sem processo cujo canal iopub devolve (ou levanta) `outcome`."""
+    async def get_msg(timeout):
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+    k = object.__new__(SandboxKernel)
+    k.lost, k.exited = None, False
+    k.kc = SimpleNamespace(iopub_channel=SimpleNamespace(get_msg=get_msg))
+    return k
+
+
+@pytest.mark.parametrize("outcome, why", [
+    (RecursionError("maximum recursion depth exceeded while decoding a JSON array"), "RecursionError"),
+    (ValueError("Invalid Signature"), "ValueError"),
+    (KeyError("header"), "KeyError"),
+    ({"msg_type": "display_data", "parent_header": [], "content": {}}, "não são objetos"),
+    ({"msg_type": "display_data", "parent_header": {}, "content": "texto"}, "não são objetos"),
+    ("nem um dicionário", "não são objetos"),
+])
+def test_a_message_the_client_cannot_read_is_the_kernels_fault(outcome, why):
+    """Era uma exceção no processo de correção: a linha virava "erro do corretor", rode de novo."""
+    k = _kernel_reading(outcome)
+    assert run_async(k.read("iopub", 0)) is None
+    assert k.lost.startswith("o kernel mandou uma mensagem fora do protocolo do Jupyter (canal iopub: ")
+    assert why in k.lost
+
+
+def test_a_well_formed_message_passes_and_an_empty_channel_is_empty():
+    from queue import Empty
+    msg = {"msg_type": "status", "parent_header": {"msg_id": "x"}, "content": {"execution_state": "idle"}}
+    k = _kernel_reading(msg)
+    assert run_async(k.read("iopub", 0)) is msg and k.lost is None
+    with pytest.raises(Empty):
+        run_async(_kernel_reading(Empty()).read("iopub", 0))
