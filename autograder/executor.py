@@ -63,6 +63,7 @@ from .outputs import (MAX_CELL_OUTPUT, MAX_NOTEBOOK_OUTPUT, MAX_RELAY_OUTPUT,  #
                       LimitedClient, error_output)
 from .relay import Relay
 from .results import Status, TestPart
+from .tables import integer
 
 _LimitedClient = LimitedClient        # nome antigo (tests/test_autograder.py)
 _BUILTINS = frozenset(dir(builtins))
@@ -201,7 +202,6 @@ class _Run(Relay):
                 except Empty:
                     continue
                 if msg is None:                     # fora do protocolo: kernel.lost diz por quê
-                    await kernel.kill()
                     return _Exec(cell.outputs, "dead", cell.get("execution_count"))
                 if msg["parent_header"].get("msg_id") != msg_id:
                     continue
@@ -214,8 +214,7 @@ class _Run(Relay):
                     except CellExecutionComplete:
                         idle = True
                     except Exception as e:  # noqa: BLE001 - conteúdo que o nbclient não entende
-                        kernel.refuse(channel, f"{msg['msg_type']} ilegível ({type(e).__name__})")
-                        await kernel.kill()
+                        await kernel.refuse(channel, f"{msg['msg_type']} ilegível ({type(e).__name__})")
                         return _Exec(cell.outputs, "dead", cell.get("execution_count"))
                 elif kind == "input_request":
                     started = time.monotonic()
@@ -392,7 +391,7 @@ class _Run(Relay):
                 if box is not None and box.memory_exceeded():
                     if k is self.harness:
                         self._harness_trouble("o sistema encerrou processos por falta de memória")
-                    mib = f"{box.memory_limit_mib() or 0:,}".replace(",", ".")
+                    mib = integer(box.memory_limit_mib() or 0)
                     self._status(Status.CRASHED, f"o notebook passou do limite de memória ({mib} MiB, "
                                                  "contando todos os processos que ele iniciou) e o sistema "
                                                  "encerrou processos dele")

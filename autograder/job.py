@@ -37,6 +37,7 @@ from .executor import ExecOutcome, ExecSettings, execute_notebook
 from .kernel import (KernelStartError, SandboxKernel, harness_start_code, reset_harness,
                      student_stub_code)
 from .results import NotebookResult, QuestionResult, Status, worst
+from .tables import integer
 
 
 # O notebook entregue é lido no processo de correção, fora das cotas da caixa: quantas células
@@ -59,15 +60,28 @@ def _source_len(cell: dict) -> int:
     return len(src) if isinstance(src, str) else 0
 
 
-def _too_big(data: dict) -> str | None:
-    """Motivo em português se o notebook passa dos limites acima; as saídas entregues saem antes
-    de o nbformat lê-las (a correção as refaz: nenhuma precisa ser válida nem ocupar memória)."""
-    cells = data.get("cells")
-    if not isinstance(cells, list):                         # nbformat 3: células em "worksheets"
-        cells = [c for w in data.get("worksheets", []) if isinstance(w, dict)
-                 for c in (w.get("cells") if isinstance(w.get("cells"), list) else [])]
+def _cells(data: dict) -> list:
+    """As células do JSON (no nbformat 3, dentro de "worksheets")."""
+    if isinstance(data.get("cells"), list):
+        return data["cells"]
+    return [c for w in data.get("worksheets", []) if isinstance(w, dict)
+            for c in (w.get("cells") if isinstance(w.get("cells"), list) else [])]
+
+
+def _drop_outputs(cells: list) -> None:
+    """As saídas entregues saem antes de o nbformat lê-las: a correção as refaz, então nenhuma
+    precisa ser válida nem ocupar memória."""
+    for cell in cells:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+            cell.pop("prompt_number", None)             # o número da execução no nbformat 3
+
+
+def _too_big(data: dict, cells: list) -> str | None:
+    """Motivo em português se o notebook (já sem as saídas) passa dos limites acima."""
     if len(cells) > MAX_CELLS:
-        return f"notebook com {len(cells):_} células; o limite é {MAX_CELLS:_}".replace("_", ".")
+        return f"notebook com {integer(len(cells))} células; o limite é {integer(MAX_CELLS)}"
     code = text = 0
     for i, cell in enumerate(cells):
         if not isinstance(cell, dict):
@@ -75,19 +89,16 @@ def _too_big(data: dict) -> str | None:
         n = _source_len(cell)
         text += n
         if cell.get("cell_type") == "code":
-            cell["outputs"] = []
-            if "execution_count" in cell:
-                cell["execution_count"] = None
             code += n
             if n > MAX_CELL_CODE:
-                return (f"célula {i + 1} com {n:_} caracteres de código; o limite por célula é "
-                        f"{MAX_CELL_CODE:_}").replace("_", ".")
+                return (f"célula {i + 1} com {integer(n)} caracteres de código; o limite por célula é "
+                        f"{integer(MAX_CELL_CODE)}")
     if _depth(data) > MAX_DEPTH:
         return f"JSON com mais de {MAX_DEPTH} níveis de listas e objetos aninhados"
     if code > MAX_CODE:
-        return f"{code:_} caracteres de código no notebook; o limite é {MAX_CODE:_}".replace("_", ".")
+        return f"{integer(code)} caracteres de código no notebook; o limite é {integer(MAX_CODE)}"
     if text > MAX_TEXT:
-        return f"{text:_} caracteres nas células; o limite é {MAX_TEXT:_}".replace("_", ".")
+        return f"{integer(text)} caracteres nas células; o limite é {integer(MAX_TEXT)}"
     return None
 
 
@@ -118,7 +129,9 @@ def load_notebook(raw: bytes):
         return None, f"JSON com mais de {MAX_DEPTH} níveis de listas e objetos aninhados"
     if not isinstance(data, dict) or not isinstance(data.get("cells", data.get("worksheets")), list):
         return None, "não é um notebook do Jupyter (falta a lista de células)"
-    too_big = _too_big(data)
+    cells = _cells(data)
+    _drop_outputs(cells)
+    too_big = _too_big(data, cells)
     if too_big:
         return None, too_big
     # nbformat 4.0-4.4 com ids nas células (o que `nbformat.v4.new_code_cell` escreve, e o
@@ -135,7 +148,7 @@ def load_notebook(raw: bytes):
                 if not (isinstance(cid, str) and re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", cid)) or cid in seen:
                     c["id"] = cid = uuid.uuid4().hex[:8]
                 seen.add(cid)
-    text = json.dumps(data)          # sem as saídas entregues (_too_big)
+    text = json.dumps(data)          # sem as saídas entregues (_drop_outputs)
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as e:  # noqa: BLE001
@@ -145,8 +158,6 @@ def load_notebook(raw: bytes):
             return None, f"célula {i + 1} com tipo inválido"
         if not isinstance(cell.get("source", ""), str):
             return None, f"célula {i + 1} sem texto válido"
-        if cell.cell_type == "code":        # saídas serão refeitas: não precisam ser válidas
-            cell.outputs, cell.execution_count = [], None
         if not isinstance(cell.get("metadata"), dict):
             cell.metadata = nbformat.NotebookNode()
     try:

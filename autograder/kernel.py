@@ -133,17 +133,18 @@ class SandboxKernel:
             self.lost = (f"o kernel mandou uma mensagem maior que {mib} MiB (o limite do corretor) ou fora "
                          f"do protocolo (canal {channel}); a conexão com ele foi cortada e ele foi encerrado")
 
-    def refuse(self, channel: str, why: str) -> None:
+    async def refuse(self, channel: str, why: str) -> None:
         """Uma mensagem que o cliente do Jupyter não lê (JSON aninhado demais, assinatura ou
         cabeçalho forjados, conteúdo que não é objeto): o kernel saiu do protocolo, como no
-        corte pelo tamanho (`lost`), e quem chama o encerra."""
+        corte pelo tamanho (`lost` diz por quê), e é encerrado aqui."""
         if self.lost is None and not self.exited:
             self.lost = (f"o kernel mandou uma mensagem fora do protocolo do Jupyter (canal {channel}: "
                          f"{why}); a conexão com ele foi cortada e ele foi encerrado")
+        await self.kill()
 
     async def read(self, channel: str, timeout: float) -> dict | None:
         """A próxima mensagem do canal ("shell", "iopub", "stdin"), ou None se ela está fora do
-        protocolo (`refuse`: `lost` diz por quê). Empty se nada chegou em `timeout` segundos.
+        protocolo (`refuse`: o kernel foi encerrado e `lost` diz por quê). Empty se nada chegou em `timeout` segundos.
         Toda mensagem de um kernel passa por aqui: o que o aluno manda é lido no processo de
         correção, e um erro ao decodificá-la é dele, não do corretor."""
         try:
@@ -151,11 +152,11 @@ class SandboxKernel:
         except Empty:
             raise
         except Exception as e:  # noqa: BLE001 - decodificar é do cliente do Jupyter: qualquer erro é da mensagem
-            self.refuse(channel, type(e).__name__)
+            await self.refuse(channel, type(e).__name__)
             return None
         if not (isinstance(msg, dict) and isinstance(msg.get("msg_type"), str)
                 and isinstance(msg.get("parent_header"), dict) and isinstance(msg.get("content"), dict)):
-            self.refuse(channel, "cabeçalho ou conteúdo que não são objetos")
+            await self.refuse(channel, "cabeçalho ou conteúdo que não são objetos")
             return None
         return msg
 
@@ -182,7 +183,6 @@ class SandboxKernel:
             except Empty:
                 return None
             if msg is None:
-                await self.kill()
                 return None
             if msg["parent_header"].get("msg_id") == msg_id:
                 return msg["content"]

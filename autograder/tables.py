@@ -33,6 +33,11 @@ def num(x, decimal: str = ".") -> str:
     return (str(int(x)) if x == int(x) else f"{x:g}").replace(".", decimal)
 
 
+def integer(n: int) -> str:
+    """Inteiro com ponto de milhar: 100000 → "100.000"."""
+    return f"{int(n):,}".replace(",", ".")
+
+
 def fixed(x: float, digits: int = 1) -> str:
     """Com casas fixas e vírgula decimal (médias do relatório): 7.25 → "7,3"."""
     return f"{x:.{digits}f}".replace(".", ",")
