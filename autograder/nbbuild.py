@@ -36,7 +36,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 FONTES = Path(__file__).resolve().parent / "fontes"
 COMUM = FONTES / "comum"
-CONFERIR = (Path(__file__).parent / "conferir.py").read_text(encoding="utf-8")
+# as funções de conferência e, depois delas, as regras comuns de "como calcular" (rules.py)
+CONFERIR = "".join((Path(__file__).parent / nome).read_text(encoding="utf-8") for nome in ("conferir.py", "rules.py"))
 
 TITULO_PREPARACAO = "# @title Preparação: rode esta célula (não precisa ler nem mudar)"
 HIDDEN = "### BEGIN HIDDEN TESTS"

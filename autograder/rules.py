@@ -1,0 +1,183 @@
+
+
+# --- Regras de COMO calcular, comuns aos cadernos (vêm depois das funções de conferência) ---
+class _SoPermitidas(_Observador):
+    """Só as operações de uma lista: as contas que a tarefa pede que você escreva à mão.
+
+    Serve onde a ideia da tarefa é justamente a conta (a softmax estável, o logsumexp, o
+    jacobiano): em vez de proibir nomes (sempre sobra um: `logcumsumexp`, `logaddexp`...),
+    a regra diz o que pode. Entram as operações elementares (aritmética, exp e log,
+    comparações, máximo e soma, produtos de matrizes, visões, criação e cópia de tensores);
+    uma tarefa pode somar outras com `extras`. O que ficar de fora é apontado pelo nome."""
+
+    BASE = frozenset((
+        # aritmética e funções elementares
+        "add", "sub", "mul", "div", "neg", "reciprocal", "pow", "sqrt", "rsqrt", "abs", "sign",
+        "exp", "exp2", "log", "log2", "clamp", "clamp_min", "clamp_max", "maximum", "minimum",
+        "fmax", "fmin", "square", "rsub", "true_divide", "floor_divide", "remainder", "floor", "ceil",
+        # comparações, máscaras e casos especiais
+        "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill", "isinf", "isnan", "isfinite",
+        "isneginf", "isposinf", "nan_to_num", "logical_and", "logical_or", "logical_not",
+        "logical_xor", "bitwise_and", "bitwise_or", "bitwise_not", "bitwise_xor", "all", "any",
+        # reduções simples (o máximo e a soma são a matéria-prima da conta)
+        "sum", "amax", "amin", "max", "min", "argmax", "argmin", "mean", "count_nonzero",
+        # produtos
+        "mm", "bmm", "matmul", "dot", "mv", "addmm", "outer",
+        # visões, índices e cópias
+        "view", "unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "transpose", "t",
+        "permute", "select", "slice", "index", "index_select", "gather", "narrow", "cat", "stack",
+        "split", "split_with_sizes", "chunk", "unbind", "clone", "copy", "detach", "alias",
+        "to_copy", "contiguous", "as_strided", "flip", "index_put", "masked_select", "movedim",
+        "diagonal", "diag", "diag_embed", "eye", "triu", "tril", "expand_as", "repeat",
+        # criação de tensores
+        "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+        "full_like", "fill", "zero", "arange", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
+        "local_scalar_dense", "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided",
+        "resize", "set", "item", "linspace",
+    ))
+
+    def __init__(self, nome="", extras=()):
+        super().__init__(nome, tuple(extras))
+        self.nome, self.extras = nome, tuple(extras)
+        self.usadas = []
+
+    def argumentos(self):
+        return ("", self.extras)        # o nome do caso fica no corretor (pode ser de um teste oculto)
+
+    def ver(self, func, args, kwargs):
+        nome = func.__name__.split(".")[0]
+        if _torch._C._current_graph_task_id() != -1:
+            nome = "autograd (backward)"
+        elif nome.strip("_") in self.BASE or nome.strip("_") in self.extras:
+            return
+        if nome not in self.usadas and len(self.usadas) < 20:
+            self.usadas.append(nome)
+
+    def relatorio(self):
+        return {"usadas": list(self.usadas)}
+
+    def verificar(self, relatorio):
+        usadas = relatorio["usadas"]
+        if not isinstance(usadas, list):
+            raise TypeError("relatório malformado")
+        if usadas:
+            caso = f"{self.nome}: " if self.nome else ""
+            raise FalhaNoTeste(
+                f"{caso}use a sua própria conta: a sua função usou "
+                + ", ".join(f"`{u}`" for u in map(str, usadas))
+                + ", fora das operações desta tarefa (aritmética, exp e log, comparações, máximo e "
+                  "soma, produtos de matrizes, visões e cópias). A ideia aqui é escrever essa conta "
+                  "você mesmo.")
+
+
+def _so_permitidas(nome="", *extras):
+    """`with _so_permitidas("caso"):` só deixa passar as operações elementares (e `extras`)."""
+    return _SoPermitidas(nome, extras)
+
+
+from torch.overrides import TorchFunctionMode as _ModoDeFuncoes
+
+
+class _VigiaDeFuncoes(_ModoDeFuncoes):
+    """Vê as funções do torch pelo nome com que foram chamadas (antes de o torch decompô-las:
+    a SDPA em 3 dimensões ou em float64 vira bmm e softmax, e o despacho não a vê)."""
+
+    def __init__(self, dono):
+        super().__init__()
+        self.dono = dono
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.dono.ver_funcao(getattr(func, "__name__", ""))
+        return func(*args, **(kwargs or {}))
+
+
+class _sem_atencao_pronta(_sem_atalhos):  # noqa: N801 - usada como `with _sem_atencao_pronta():`
+    """Proíbe só as atenções prontas do torch (F.scaled_dot_product_attention, F.multi_head_attention_forward
+    e o nn.MultiheadAttention, que usa uma delas): aqui a softmax do torch é permitida, a atenção você escreve."""
+
+    PROIBIDAS = ("scaled_dot_product", "flash_attention", "efficient_attention", "cudnn_attention",
+                 "multi_head_attention", "transformer_encoder_layer")
+
+    def ver(self, func, args, kwargs):
+        if _torch._C._current_graph_task_id() == -1:      # o autograd é permitido aqui
+            super().ver(func, args, kwargs)
+
+    def ver_funcao(self, nome):
+        if any(p in nome for p in self.PROIBIDAS):
+            if nome not in self.usadas:
+                self.usadas.append(nome)
+            raise AssertionError(self._mensagem(self.usadas))
+
+    def iniciar(self):
+        super().iniciar()
+        self._vigia = _VigiaDeFuncoes(self)
+        self._vigia.__enter__()
+
+    def parar(self):
+        self._vigia.__exit__(None, None, None)
+        super().parar()
+
+    @staticmethod
+    def _mensagem(usadas):
+        return ("escreva a atenção você mesmo: a sua função usou " + ", ".join(f"`{u}`" for u in usadas)
+                + " (F.scaled_dot_product_attention e nn.MultiheadAttention são os oráculos dos "
+                  "testes, fora desta tarefa).")
+
+
+class _ContaOperacoes(_Observador):
+    """Conta as operações do torch feitas pela sua função (para comparar o trabalho entre
+    entradas: um laço sobre as cabeças ou as posições faz o número crescer com elas)."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = 0
+
+    def relatorio(self):
+        return {"operacoes": self.operacoes}
+
+    def verificar(self, relatorio):
+        n = relatorio["operacoes"]
+        if type(n) is not int or n < 0:
+            raise TypeError("relatório malformado")
+        self.total += n
+
+
+def _operacoes(nome, f, *args, **kwargs):
+    """(quantas operações do torch a chamada despachou, o resultado dela)."""
+    __tracebackhide__ = True
+    with _ContaOperacoes() as conta:
+        resultado = _chamar(nome, f, *args, **kwargs)
+    return conta.total, resultado
+
+
+def _trabalho_nao_cresce(nome, com_o_que, chamadas):
+    """Falha se o número de operações do torch muda entre as chamadas.
+
+    `chamadas`: lista de (rótulo, f, args, kwargs) que diferem só em `com_o_que` (o número de
+    cabeças, de posições...). Um laço em Python sobre isso, escrito com `for`, `map`, recursão
+    ou o que for, faz o número de operações crescer; a versão vetorizada faz as mesmas.
+    Devolve os resultados, na ordem."""
+    __tracebackhide__ = True
+    contagens, resultados = [], []
+    for rotulo, f, args, kwargs in chamadas:
+        n, r = _operacoes(f"{nome} com {rotulo}", f, *args, **kwargs)
+        contagens.append((rotulo, n))
+        resultados.append(r)
+    if len({n for _, n in contagens}) > 1:
+        lista = "; ".join(f"{rotulo}: {n}" for rotulo, n in contagens)
+        raise FalhaNoTeste(
+            f"{nome}: o número de operações do torch mudou com {com_o_que} ({lista}): há um laço em "
+            f"Python sobre {com_o_que}. Trate tudo de uma vez, com operações sobre o tensor inteiro.")
+    return resultados
+
+
+def _sem_nomes(nome, f, proibidos, motivo):
+    """Regra de texto (onde o despacho do torch não vê): nenhum dos `proibidos` no código da sua
+    função nem no das funções suas que ela usa."""
+    __tracebackhide__ = True
+    import re as _re
+
+    texto = _fonte(f)
+    achados = [p for p in proibidos if _re.search(r"\b" + _re.escape(p) + r"\b", texto)]
+    if achados:
+        raise FalhaNoTeste(f"{nome}: a sua função usa {', '.join(f'`{a}`' for a in achados)}; {motivo}")

@@ -1,0 +1,53 @@
+"""As respostas plantadas e as justas (tests/exercises/answers), rodadas sem kernel, como no
+Jupyter do aluno: o caderno de solutions/ (testes visíveis e ocultos) com as células trocadas.
+
+Uma plantada falha nas células `zero` e passa em todas as outras; uma justa passa em todas. A
+mesma lista passa pela linha de comando do corretor em tests/grader_e2e/test_answers_cli.py: o
+que o aluno vê no Jupyter e a nota do corretor têm de concordar."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+import torch
+
+if not torch.cuda.is_available():        # o cap. 13 roda os kernels no interpretador do Triton
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from answers import Planted, cases, case_id  # noqa: E402
+from nb_harness import meta, run  # noqa: E402
+
+from autograder import fontes  # noqa: E402
+
+CASES = cases()
+
+
+def _graded(cells):
+    return [meta(c)["grade_id"] for c in cells if c.cell_type == "code" and meta(c).get("grade")]
+
+
+def run_answer(slug, answer):
+    """{grade_id da célula de testes: exceção ou None} com as células da resposta trocadas."""
+    cells = copy.deepcopy(fontes.load(slug).cells)
+    solution_ids = {meta(c)["grade_id"] for c in cells if c.cell_type == "code" and meta(c).get("solution")}
+    unknown = set(answer.cells) - solution_ids
+    assert not unknown, f"{slug}: células que não são de solução: {sorted(unknown)}"
+    result = run(cells, replace=lambda c: answer.cells.get(meta(c)["grade_id"], c.source))
+    return {g: result.get(g, KeyError("a célula não rodou")) for g in _graded(cells)}
+
+
+@pytest.mark.parametrize("slug,kind,i,answer", CASES, ids=[case_id(s, k, i) for s, k, i, _ in CASES])
+def test_answer_gets_the_expected_verdict_in_the_students_jupyter(slug, kind, i, answer):
+    verdicts = run_answer(slug, answer)
+    if isinstance(answer, Planted):
+        assert set(answer.zero) <= set(verdicts), f"células de testes desconhecidas: {answer.zero}"
+        passed = [g for g in answer.zero if verdicts[g] is None]
+        assert not passed, f"{answer.why}: a plantada passou em {passed}"
+        lost = {g: str(e)[:300] for g, e in verdicts.items()
+                if e is not None and g not in answer.zero and g not in answer.free}
+        assert not lost, f"{answer.why}: um erro custou outras tarefas: {lost}"
+    else:
+        lost = {g: f"{type(e).__name__}: {str(e)[:400]}" for g, e in verdicts.items() if e is not None}
+        assert not lost, f"{answer.why}: a resposta justa perdeu pontos: {lost}"
