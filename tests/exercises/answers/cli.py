@@ -1,0 +1,130 @@
+"""As respostas plantadas e justas pela linha de comando do corretor, numa turma só.
+
+Cada resposta vira um aluno (`planted3-05-mistura-com-v`) que entrega o notebook distribuído
+(`exercises/`) com a solução de referência nas células de resposta, menos as da resposta. Uma
+correção (`python -m autograder grade`) para a turma inteira; `problems()` diz, em português, cada
+resposta que não teve o veredito do contrato (plantada: 0 nas células `zero`, cheia nas outras;
+justa: todos os pontos).
+
+Para rodar à mão (da raiz do repositório; sem nomes, todos os cadernos):
+
+    PYTHONPATH=tests:tests/exercises .venv/bin/python -m answers.cli 05-mistura-com-v [--keep PASTA]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from answers import Planted, cases
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def submission(slug: str, answer) -> nbformat.NotebookNode:
+    """O notebook distribuído com a solução de referência e as células da resposta."""
+    sol = nbformat.read(ROOT / "solutions" / slug / f"{slug}.ipynb", as_version=4)
+    nb = nbformat.read(ROOT / "exercises" / slug / f"{slug}.ipynb", as_version=4)
+    code = {_meta(c)["grade_id"]: c.source for c in sol.cells if _meta(c).get("solution")}
+    code.update(answer.cells)
+    for c in nb.cells:
+        gid = _meta(c).get("grade_id")
+        if c.cell_type == "code" and _meta(c).get("solution") and gid in code:
+            c.source = code[gid]
+    return nb
+
+
+def student_id(slug: str, kind: str, i: int) -> str:
+    return f"{kind}{i}-{slug}"
+
+
+def build_class(dest: Path, slugs=None) -> dict:
+    """Escreve a turma em `dest` e devolve {aluno: (slug, resposta)}."""
+    who = {}
+    for slug, kind, i, answer in cases():
+        if slugs and slug not in slugs:
+            continue
+        sid = student_id(slug, kind, i)
+        d = dest / sid / slug
+        d.mkdir(parents=True)
+        nbformat.write(submission(slug, answer), d / f"{slug}.ipynb")
+        who[sid] = (slug, answer)
+    return who
+
+
+def grade(subs: Path, ws: Path, jobs: int = 2) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
+                        "--jobs", str(jobs), "--no-report", "--no-feedback", "--no-progress"],
+                       cwd=ROOT, env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"o corretor saiu com {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return p
+
+
+def _number(text: str) -> float:
+    return float(str(text).replace(",", ".") or 0)
+
+
+def scores(ws: Path) -> dict:
+    """{(aluno, grade_id): (pontos, máximo)} das células de testes com nota automática."""
+    out = {}
+    with open(ws / "questions.csv", encoding="utf-8-sig", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["kind"] == "test":
+                out[(r["student_id"], r["grade_id"])] = (_number(r["score"]), _number(r["max_score"]))
+    return out
+
+
+def problems(who: dict, ws: Path) -> list[str]:
+    """Cada resposta cujo veredito na correção não é o do contrato, explicado."""
+    got, out = scores(ws), []
+    for sid, (slug, answer) in sorted(who.items()):
+        cells = {gid: v for (s, gid), v in got.items() if s == sid}
+        if not cells:
+            out.append(f"{sid}: nenhuma nota de teste na correção ({answer.why})")
+            continue
+        if isinstance(answer, Planted):
+            earned = {g: v for g, v in cells.items() if g in answer.zero and v[0] > 0}
+            lost = {g: v for g, v in cells.items()
+                    if g not in answer.zero and g not in answer.free and v[0] < v[1]}
+            if earned:
+                out.append(f"{sid}: a plantada ganhou pontos em {earned} ({answer.why})")
+            if lost:
+                out.append(f"{sid}: a plantada custou outras tarefas {lost} ({answer.why})")
+        else:
+            lost = {g: v for g, v in cells.items() if v[0] < v[1]}
+            if lost:
+                out.append(f"{sid}: a justa perdeu pontos em {lost} ({answer.why})")
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("slugs", nargs="*", help="cadernos (sem nenhum: todos os que têm respostas)")
+    ap.add_argument("--keep", type=Path, help="pasta onde deixar a turma e o workspace")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args(argv)
+    base = args.keep or Path(tempfile.mkdtemp(prefix="respostas-"))
+    who = build_class(base / "entregas", set(args.slugs))
+    grade(base / "entregas", base / "ws", args.jobs)
+    found = problems(who, base / "ws")
+    for p in found:
+        print(p)
+    print(f"{len(who)} respostas corrigidas, {len(found)} fora do contrato; workspace em {base / 'ws'}")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
