@@ -34,11 +34,16 @@ export OMP_WAIT_POLICY ?= PASSIVE
 # O livro e os testes rodam os kernels Triton no interpretador quando não há GPU.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
+
+.PHONY: check check-atencao check-exercises check-grader check-book e2e-grader e2e-nbgrader e2e-site e2e-env
 .PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help publish pdf lab-aluno student-config weights weights-check
 
 help:
 	@echo "make book     constrói o livro (HTML em _build/html), executando todos os capítulos"
-	@echo "make test     roda todos os testes (pacote, livro, nbgrader, navegador, autograder)"
+	@echo "make check    a camada rápida dos testes (< 2 min; sem livro, navegador, sandbox, nbgrader nem pip)"
+	@echo "make check-atencao | check-exercises | check-grader | check-book   só a parte que você mexeu"
+	@echo "make e2e-grader | e2e-nbgrader | e2e-site | e2e-env   as camadas lentas, uma por vez"
+	@echo "make test     check e depois todas as camadas (o que a CI roda)"
 	@echo "make release  regenera exercises/ a partir de solutions/"
 	@echo "make serve    serve _build/html em http://localhost:$(PORT)"
 	@echo "make bench    mede e grava bench/results.md"
@@ -98,8 +103,50 @@ serve:
 	@test -f _build/html/index.html || { echo "rode 'make book' antes"; exit 1; }
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
-test: $(STAMP) $(APT_STAMP) book
-	$(BIN)/python -m pytest -q -ra --durations=15
+# Testes em camadas (tests/conftest.py marca pela pasta e pelas fixtures o que cada teste
+# precisa). `check` é o laço rápido: nada de livro construído, navegador, sandbox, nbgrader
+# nem ambientes novos. `test` (o da CI) roda o `check` primeiro e para nele se falhar; depois,
+# num processo só (um Chromium, cada turma corrigida uma vez), todas as outras camadas.
+# A ordem dos testes é sorteada a cada rodada (pytest-randomly; a semente sai no cabeçalho e
+# `make check PYTEST_ARGS=--randomly-seed=N` repete a ordem; `-p no:randomly` desliga).
+NEEDS := book or browser or sandbox or nbgrader or env
+PYTEST := $(BIN)/python -m pytest -q -ra
+PYTEST_ARGS ?=
+
+check: $(STAMP)
+	$(PYTEST) -m "not ($(NEEDS) or slow)" --durations=10 $(PYTEST_ARGS)
+
+check-atencao: $(STAMP)
+	$(PYTEST) tests/atencao -m "not slow" $(PYTEST_ARGS)
+
+check-exercises: $(STAMP)
+	$(PYTEST) tests/exercises -m "not slow" $(PYTEST_ARGS)
+
+check-grader: $(STAMP)
+	$(PYTEST) tests/grader -m "not slow" $(PYTEST_ARGS)
+
+check-book: $(STAMP) book
+	$(PYTEST) tests/book tests/book_sources $(PYTEST_ARGS)
+
+e2e-grader: $(STAMP) $(APT_STAMP)
+	$(PYTEST) tests/grader_e2e --durations=15 $(PYTEST_ARGS)
+
+e2e-nbgrader: $(STAMP)
+	$(PYTEST) tests/nbgrader --durations=10 $(PYTEST_ARGS)
+
+e2e-site: $(STAMP) $(APT_STAMP) book
+	$(PYTEST) tests/site --durations=10 $(PYTEST_ARGS)
+
+e2e-env: $(STAMP)
+	$(PYTEST) tests/env --durations=10 $(PYTEST_ARGS)
+
+test: $(STAMP) $(APT_STAMP)
+	@echo "== make check: a camada rápida (para aqui se falhar) =="
+	$(MAKE) --no-print-directory check
+	@echo "== o livro =="
+	$(MAKE) --no-print-directory book
+	@echo "== as outras camadas: $(NEEDS), slow =="
+	$(PYTEST) -m "$(NEEDS) or slow" --durations=25 $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
@@ -160,4 +207,4 @@ weights: $(STAMP)
 	$(BIN)/python -m atencao.lm
 
 weights-check: $(STAMP)
-	ATENCAO_REFAZ_PESOS=1 $(BIN)/python -m pytest -q tests/test_lm.py -k reproduces
+	ATENCAO_REFAZ_PESOS=1 $(BIN)/python -m pytest -q tests/atencao/test_lm.py -k reproduces

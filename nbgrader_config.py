@@ -15,7 +15,7 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "*.db"
 # Textos no lugar das soluções, em português. Um só texto para toda linguagem
 # (TRAPS.md: o dicionário substitui o padrão de todas). Uma tarefa intocada
 # levanta NotImplementedError com uma frase que diz que ela ainda não foi feita;
-# os testes (tests/nb_harness.py) leem o stub daqui.
+# os testes (tests/support/nb_harness.py) leem o stub daqui.
 c.ClearSolutions.code_stub = {
     "python": "# SEU CÓDIGO AQUI (apague a linha abaixo)\n"
               "raise NotImplementedError(\"Tarefa ainda não feita: escreva o seu código no lugar deste raise.\")",

@@ -10,7 +10,7 @@ mesmo tipo que recebeu; as dimensões iniciais são livres.
     entropy              entropia de cada linha de probabilidades, em nats (cap. 2)
     softmax_jacobian     matriz jacobiana da softmax, diag(p) - p p^T (cap. 2 e 4)
 
-Os testes em tests/test_analysis.py conferem cada uma com o torch
+Os testes em tests/atencao/test_analysis.py conferem cada uma com o torch
 (torch.logsumexp, torch.special.entr, torch.autograd) ou com fórmulas fechadas.
 """
 

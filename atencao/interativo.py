@@ -19,7 +19,7 @@ contrato completo está em book/_static/interativo/README.md.
 
 Nenhum número que o Python calculou é digitado no JavaScript: o módulo recebe
 os dados daqui e só aplica as fórmulas que a página enuncia (um produto
-escalar, uma softmax); tests/test_interativo.py move cada controle e confere o
+escalar, uma softmax); tests/site/test_interativo.py move cada controle e confere o
 que a figura mostra contra o Python.
 """
 

@@ -59,7 +59,7 @@ TOKENIZER_FILE, WEIGHTS_FILE, INFO_FILE = "tokenizer.json", "tiny_lm.pt", "tiny_
 CORPUS_FILE, CURVE_FILE = "corpus.json", "training_curve.json"
 
 # Refazer o treino sobre o corpus congelado (`python -m atencao.lm --frozen`, o
-# teste lento de tests/test_lm.py) dá a mesma perda de validação a menos disto
+# teste lento de tests/atencao/test_lm.py) dá a mesma perda de validação a menos disto
 # (nats/token). Com a mesma CPU, a mesma versão do torch e o mesmo número de
 # threads, os pesos saem idênticos bit a bit; a folga cobre outra CPU ou outra
 # biblioteca de BLAS, que somam em outra ordem (os pesos de atencao/data deram

@@ -65,11 +65,11 @@ from .relay import Relay
 from .results import Status, TestPart
 from .tables import integer
 
-_LimitedClient = LimitedClient        # nome antigo (tests/test_autograder.py)
+_LimitedClient = LimitedClient        # nome antigo (tests/grader_e2e/test_autograder.py)
 _BUILTINS = frozenset(dir(builtins))
 
 # (bound_names, loaded_names, split_hidden, student_definitions, syntax_error e os limites de
-# saída continuam importáveis daqui: tests/test_autograder.py os usa)
+# saída continuam importáveis daqui: tests/grader_e2e/test_autograder.py os usa)
 
 
 @dataclass

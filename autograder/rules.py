@@ -80,7 +80,7 @@ from torch.overrides import TorchFunctionMode as _ModoDeFuncoes
 
 class _VigiaDeFuncoes(_ModoDeFuncoes):
     """Vê as funções do torch pelo nome com que foram chamadas (antes de o torch decompô-las:
-    a SDPA em 3 dimensões ou em float64 vira bmm e softmax, e o despacho não a vê)."""
+    o SDPA em 3 dimensões ou em float64 vira bmm e softmax, e o despacho não o vê)."""
 
     def __init__(self, dono):
         super().__init__()

@@ -5,7 +5,7 @@
 Imprime, para cada busca, quantas páginas ela achou e os primeiros
 resultados, e salva uma captura de 390 px de largura de uma página com
 figuras (a fileira de três painéis do capítulo 4). Usa o Chromium do Debian
-pelo Playwright, com o servidor local dos testes (tests/browser_util.py).
+pelo Playwright, com o servidor local dos testes (tests/support/browser_util.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 
 Entrada: a página única do livro (`jupyter-book build . --builder
 singlehtml`). O Chromium do Debian, guiado pelo Playwright (o mesmo navegador
-e as mesmas opções dos testes, tests/browser_util.py), abre a página servida
+e as mesmas opções dos testes, tests/support/browser_util.py), abre a página servida
 no localhost, espera o MathJax local terminar de compor todas as fórmulas e as
 imagens carregarem, e imprime em A4 com `page.pdf`. Uma fórmula que o MathJax
 não compôs (erro de TeX) interrompe a impressão com uma mensagem clara.

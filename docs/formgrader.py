@@ -1,6 +1,6 @@
 """Refaz docs/formgrader-correcao-manual.png: o formgrader do nbgrader num workspace do corretor.
 
-Monta uma turma de um aluno com a tarefa de teste (tests/fixtures/autograder),
+Monta uma turma de um aluno com a tarefa de teste (tests/support/cenarios.py),
 corrige com `python -m autograder grade`, abre o servidor Jupyter no workspace
 (que acha o repositório pelo nbgrader_config.py dele, sem caminho absoluto) e
 fotografa, no Chromium sem interface, a página de correção manual da resposta

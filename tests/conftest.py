@@ -1,11 +1,97 @@
-"""Fixtures comuns aos testes de navegador: o site construído servido em localhost e
-um Chromium só por sessão (test_browser, test_interativo, test_modelo_web)."""
+"""A bateria em camadas, pelo que cada teste precisa (CONTRIBUTING.md, "Testes").
+
+Cada pasta de tests/ espelha uma parte do projeto, e a pasta diz do que os testes precisam:
+
+| pasta            | o que testa                                  | marcas            |
+|------------------|----------------------------------------------|-------------------|
+| atencao/         | o pacote do livro (atencao/)                 | —                 |
+| exercises/       | os cadernos, sem kernel (como o Jupyter)     | —                 |
+| grader/          | o corretor, sem sandbox                      | —                 |
+| grader_e2e/      | o corretor pela linha de comando, na sandbox | sandbox           |
+| nbgrader/        | o nbgrader de verdade (subprocessos)         | nbgrader          |
+| book/            | o livro construído (_build/html)             | book              |
+| site/            | o site no Chromium                           | book, browser     |
+| env/             | ambientes virtuais novos e o pip             | env               |
+
+Fixtures também marcam: quem usa `site` precisa do livro, quem usa `browser`, do Chromium.
+`make check` roda o que não tem marca nenhuma (nem `slow`). Um teste marcado cuja
+necessidade falta FALHA dizendo o motivo (nunca é pulado em silêncio): quem não tem o que
+ele pede deixa a camada de fora (`-m "not sandbox"`), como o `make check` faz.
+"""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+NEEDS = {
+    "book": "lê o livro construído (_build/html; `make book`)",
+    "browser": "abre o Chromium do Debian (/usr/bin/chromium; `make apt-deps`)",
+    "sandbox": "corrige na sandbox (bubblewrap e cgroups, como root; `make apt-deps`), com o Dask local",
+    "nbgrader": "roda o nbgrader de verdade em subprocessos (segundos por comando)",
+    "env": "cria ambientes virtuais e resolve pacotes com o pip (minutos; precisa do índice de pacotes)",
+}
+FOLDER_MARKS = {
+    "grader_e2e": ("sandbox",),
+    "nbgrader": ("nbgrader",),
+    "book": ("book",),
+    "site": ("book", "browser"),
+    "env": ("env",),
+}
+FIXTURE_MARKS = {"site": ("book",), "browser": ("browser",)}
+
+
+def pytest_configure(config):
+    for name, why in NEEDS.items():
+        config.addinivalue_line("markers", f"{name}: {why}")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        rel = Path(str(item.fspath)).resolve().relative_to(TESTS)
+        marks = set(FOLDER_MARKS.get(rel.parts[0], ())) if len(rel.parts) > 1 else set()
+        for fixture in getattr(item, "fixturenames", ()):
+            marks.update(FIXTURE_MARKS.get(fixture, ()))
+        for m in sorted(marks):
+            item.add_marker(getattr(pytest.mark, m))
+
+
+@functools.cache
+def _missing(need: str) -> str | None:
+    """Por que a necessidade `need` falta nesta máquina (None: não falta)."""
+    if need == "book":
+        return None if (ROOT / "_build" / "html" / "index.html").exists() else \
+            "_build/html não existe: rode `make book` (o `make test` faz isso antes)"
+    if need == "browser":
+        from browser_util import CHROMIUM
+        return None if Path(CHROMIUM).exists() else \
+            f"Chromium não encontrado em {CHROMIUM}: rode `make apt-deps` (o `make test` faz isso)"
+    if need == "sandbox":
+        from autograder import sandbox
+        ok, why = sandbox.bwrap_works()
+        return None if ok else f"a sandbox não funciona aqui: {why}"
+    if need == "nbgrader":
+        try:
+            import nbgrader  # noqa: F401
+        except ImportError:
+            return "o nbgrader não está instalado: rode `make deps`"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _needs_are_met(request):
+    """Um teste marcado cuja necessidade falta falha com o motivo (não é pulado)."""
+    for need in NEEDS:
+        if request.node.get_closest_marker(need) is not None:
+            why = _missing(need)
+            if why:
+                pytest.fail(f"este teste precisa de {need} ({NEEDS[need]}); {why}. "
+                            f"Para deixar a camada de fora: -m 'not {need}'", pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ cadernos é reescrito assim:
    (`GITHUB_SHA`), para o caderno instalar o pacote da mesma versão da página;
 2. saem as células `remove-cell` e `remove-input`: o caderno baixado tem o
    código que a página mostra (inclusive o recolhido em "Mostrar o código"),
-   na mesma ordem; tests/test_paginas.py garante que nenhuma célula mostrada
+   na mesma ordem; tests/book/test_paginas.py garante que nenhuma célula mostrada
    usa um nome definido só numa célula removida;
 3. as saídas perdem os caminhos da máquina (`strip_machine_paths` de curso.py);
 4. as células de texto viram Markdown comum (`plain_markdown`), que o

@@ -14,7 +14,7 @@
        ```
 
 3. Tira do site o que o leitor não deve encontrar (visto no Chromium, testado
-   em tests/test_browser.py):
+   em tests/site/test_browser.py):
    - o sphinx-thebe, que o Jupyter Book 1 carrega sempre, injeta em toda página
      um script que declara ``const THEBE_JS_URL`` duas vezes (erro no console)
      e aponta para unpkg.com; com ``launch_buttons.thebe: false`` ele não serve
@@ -571,7 +571,7 @@ def _link_repository(app, doctree):
 
     Só código em linha que é o caminho de um arquivo ou pasta que existe no
     repositório e tem uma barra (``bench/``, ``atencao/core.py``). O endereço de
-    clone da página inicial é escrito por extenso e conferido por tests/test_aluno.py.
+    clone da página inicial é escrito por extenso e conferido por tests/env/test_aluno.py.
     """
     launch = launch_config(app.config)
     if not launch.repo_url:

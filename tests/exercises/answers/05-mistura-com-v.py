@@ -4,7 +4,7 @@ from answers import Fair, Planted
 
 PLANTED = [
     Planted(
-        why="a SDPA do torch (o oráculo dos testes) no lugar da atenção",
+        why="o SDPA do torch (o oráculo dos testes) no lugar da atenção",
         cells={"atencao_causal": (
             "import torch.nn.functional as F\n\n"
             "def atencao_causal(q, k, v, start=0):\n"

@@ -3,7 +3,7 @@
 Cada caderno `NN-slug` tem aqui um arquivo `NN-slug.py` (carregado por `load(slug)`) com duas
 listas:
 
-- `PLANTED`: respostas que pulam a ideia da tarefa (a SDPA onde a tarefa é escrever a atenção,
+- `PLANTED`: respostas que pulam a ideia da tarefa (o SDPA onde a tarefa é escrever a atenção,
   uma biblioteca fazendo a estabilização, um lançador em PyTorch sem Triton...). Cada uma troca
   as células de solução `cells` (grade_id -> código inteiro da célula) e tem de tirar **0** nas
   células de testes `zero`, e a nota cheia em todas as outras (um erro custa uma tarefa só).

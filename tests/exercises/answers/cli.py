@@ -8,7 +8,7 @@ justa: todos os pontos).
 
 Para rodar à mão (da raiz do repositório; sem nomes, todos os cadernos):
 
-    PYTHONPATH=tests:tests/exercises .venv/bin/python -m answers.cli 05-mistura-com-v [--keep PASTA]
+    PYTHONPATH=tests/support:tests/exercises .venv/bin/python -m answers.cli 05-mistura-com-v [--keep PASTA]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
  * Fórmula da página (a junção de dois estados, atencao.merge):
  *   m = max(m_A, m_B),  ℓ = ℓ_A e^{m_A − m} + ℓ_B e^{m_B − m},
  * com o estado inicial (−∞, 0) e, para um bloco B, m_B = max(B), ℓ_B = Σ e^{x − m_B}.
- * tests/test_interativo_parte2.py confere cada passo contra atencao.figuras.online_trace.
+ * tests/site/test_interativo.py confere cada passo contra atencao.figuras.online_trace.
  */
 Interativo.registrar("softmax-online", (raiz, d, I) => {
   const x = d.linha, N = x.length;

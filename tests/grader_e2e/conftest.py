@@ -1,0 +1,42 @@
+"""As turmas corrigidas UMA vez por bateria e usadas por vários arquivos (escopo de sessão):
+a de cenários (`arquivos`, `turma`). Um teste que muda um workspace copia antes
+(`clone_prepared`)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import cenarios
+from autograder.course import Workspace
+from grading import HAS_BWRAP, LIMITS, SLUG, WHY_NOT, git_status, read_csv, run_cli
+
+
+@pytest.fixture(scope="session")
+def arquivos(tmp_path_factory):
+    """Fonte, workspace preparado (generate_assignment) e entregas da turma de fixtures."""
+    base = tmp_path_factory.mktemp("turma")
+    sol = base / "solucoes"
+    cenarios.build_assignment(sol)
+    ws = Workspace(base / "ws", sol)
+    release = ws.prepare([SLUG])[SLUG].release[SLUG]
+    subs = base / "entregas"
+    paths = {"solution": str(sol / SLUG / f"{SLUG}.ipynb"), "gradebook": str(ws.db_path),
+             "other_student": str(subs / "correct" / SLUG / f"{SLUG}.ipynb"),
+             "submissions": str(subs)}
+    students = cenarios.write_scenarios(release, subs, paths)
+    (ws.root / "prazos.toml").write_text(
+        f'fuso = "America/Sao_Paulo"\n[prazos]\n"{SLUG}" = "{cenarios.DEADLINE}"\n', encoding="utf-8")
+    return {"base": base, "sol": sol, "ws": ws, "subs": subs, "students": students, "paths": paths}
+
+
+@pytest.fixture(scope="session")
+def turma(arquivos):
+    """A turma de fixtures corrigida uma vez, com 2 processos e a sandbox."""
+    before = git_status()
+    t0 = time.monotonic()
+    p = run_cli("grade", arquivos["subs"], "--workspace", arquivos["ws"].root, "--solucoes", arquivos["sol"],
+                "--jobs", "2", *LIMITS)
+    return {**arquivos, "grades": read_csv(arquivos["ws"].root / "grades.csv"), "stderr": p.stderr,
+            "seconds": time.monotonic() - t0, "git_before": before}

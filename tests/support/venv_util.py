@@ -1,0 +1,152 @@
+"""Ambientes virtuais novos para os testes do caminho do aluno, do Binder e das páginas.
+
+Um ambiente por conteúdo de requisitos, em .cache/venvs/<hash>, com o hash das
+linhas de requisitos (sem comentários) e da versão do Python: quem pede os
+mesmos requisitos (o teste do aluno e o dos cadernos das páginas) usa o mesmo
+ambiente; a primeira execução instala (alguns minutos), as outras reutilizam.
+Nada do repositório vaza para dentro dele: sem PYTHONPATH, sem o .venv do livro
+no PATH, sem o site do usuário.
+
+Um índice extra (`--extra-index-url`, o de CPU do PyTorch) que não responde
+sai da lista antes de instalar: o pip gastaria ~10 s de novas tentativas por
+pacote. Sem ele, a roda `+cpu` tem de vir de uma pasta de rodas desta máquina
+(PIP_FIND_LINKS); o Makefile faz o mesmo (alvo `deps`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from functools import cache
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache"
+
+
+def bin_path(venv: Path, name: str) -> Path:
+    return venv / ("Scripts" if os.name == "nt" else "bin") / name
+
+
+def clean_env() -> dict[str, str]:
+    """Ambiente sem nada do repositório: nem PYTHONPATH nem o .venv do livro."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"PYTHONPATH", "VIRTUAL_ENV", "TRITON_INTERPRET", "JUPYTER_PATH"}}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if not p.startswith(str(ROOT)) and "/.venv/" not in p + "/")
+    env["PYTHONNOUSERSITE"] = "1"
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def run(cmd, timeout: int, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=clean_env(),
+                       timeout=timeout, cwd=cwd)
+    if check:
+        assert r.returncode == 0, (f"{' '.join(map(str, cmd))} falhou ({r.returncode}):\n"
+                                   f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    return r
+
+
+@cache
+def index_answers(url: str) -> bool:
+    """O índice de pacotes `url` responde daqui (a página do torch nele)?"""
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/torch/", timeout=15) as r:
+            return r.status == 200
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def requirement_lines(path: Path) -> list[str]:
+    """As linhas de um arquivo de requisitos, sem comentários nem linhas vazias."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split(" #", 1)[0].strip() if not line.lstrip().startswith("#") else ""
+        if line:
+            out.append(line)
+    return out
+
+
+def installable_lines(path: Path) -> list[str]:
+    """As linhas para instalar daqui: sem os índices extras que não respondem."""
+    return [ln for ln in requirement_lines(path)
+            if not (ln.startswith("--extra-index-url") and not index_answers(ln.split()[1]))]
+
+
+def cached_venv(requirements: Path) -> Path:
+    """O ambiente de `requirements`, compartilhado por quem pede os mesmos requisitos."""
+    text = "\n".join(installable_lines(requirements)) + "\n"
+    key = hashlib.sha256(text.encode() + sys.version.encode()).hexdigest()[:16]
+    venvs = CACHE / "venvs"
+    venv = venvs / key
+    ready = venv / ".pronto"
+    if ready.exists():
+        return venv
+    shutil.rmtree(venv, ignore_errors=True)   # uma instalação interrompida
+    for old in CACHE.glob("venv-*-*"):          # o formato antigo, um ambiente por teste
+        shutil.rmtree(old, ignore_errors=True)
+    venvs.mkdir(parents=True, exist_ok=True)
+    base = getattr(sys, "_base_executable", sys.executable)
+    run([base, "-m", "venv", venv], timeout=300)
+    req = venv / "requisitos.txt"
+    req.write_text(text, encoding="utf-8")
+    run([bin_path(venv, "python"), "-m", "pip", "install", "--quiet", "-r", req], timeout=1500)
+    ready.write_text(text, encoding="utf-8")
+    return venv
+
+
+def fresh_venv_over(base_venv: Path, dest: Path) -> Path:
+    """Um ambiente novo (segundos) que enxerga os pacotes de `base_venv` (um .pth), sem rede.
+
+    É o ambiente "de quem abre o caderno": os pacotes do arquivo de requisitos
+    já estão lá, e o que o caderno instala (o pacote do curso) vai só para ele.
+    """
+    base = getattr(sys, "_base_executable", sys.executable)
+    run([base, "-m", "venv", "--without-pip", dest], timeout=300)
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    base_site = run([bin_path(base_venv, "python"), "-c", code], timeout=60).stdout.strip()
+    site = run([bin_path(dest, "python"), "-c", code], timeout=60).stdout.strip()
+    # addsitedir: também os .pth do ambiente de base (pacotes editáveis, setuptools).
+    Path(site, "ambiente-base.pth").write_text(f"import site; site.addsitedir({base_site!r})\n",
+                                               encoding="utf-8")
+    return dest
+
+
+def execute(venv: Path, notebook: Path, cwd: Path, timeout: int = 600) -> nbformat.NotebookNode:
+    """Roda o caderno com o nbclient do ambiente (o que vem com o jupyterlab) e o kernel dele."""
+    out = notebook.with_name(notebook.stem + "-executado.ipynb")
+    code = (
+        "import sys, nbformat\n"
+        "from nbclient import NotebookClient\n"
+        "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+        "NotebookClient(nb, timeout=300, kernel_name='python3',\n"
+        "               resources={'metadata': {'path': sys.argv[3]}}).execute()\n"
+        "nbformat.write(nb, sys.argv[2])\n"
+    )
+    run([bin_path(venv, "python"), "-c", code, notebook, out, cwd], timeout=timeout, cwd=cwd)
+    return nbformat.read(out, as_version=4)
+
+
+def errors(nb) -> list[str]:
+    """Erros das células, fora as `raises-exception` (o erro é o assunto delas)."""
+    return [f"{o.ename}: {o.evalue}" for c in nb.cells if c.cell_type == "code"
+            and "raises-exception" not in c.metadata.get("tags", [])
+            for o in c.get("outputs", []) if o.output_type == "error"]
+
+
+def stop(server) -> None:
+    """Encerra um servidor Jupyter iniciado por um teste (ele fecha os kernels antes de sair)."""
+    server.terminate()
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=60)
