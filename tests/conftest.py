@@ -94,6 +94,40 @@ def _needs_are_met(request):
                             f"Para deixar a camada de fora: -m 'not {need}'", pytrace=False)
 
 
+def _running_loop():
+    import asyncio
+    return asyncio._get_running_loop()
+
+
+@pytest.fixture(autouse=True)
+def _leaves_nothing_behind():
+    """Nenhum teste deixa sobras para o próximo: variáveis de ambiente, pasta de trabalho,
+    um laço do asyncio rodando na thread principal (a falha de 2026-12 que só aparecia na
+    bateria inteira). Quem muda essas coisas usa `monkeypatch` (desfeito antes daqui) ou
+    desfaz no fim; senão o teste que deixou a sobra falha com o nome dela."""
+    import os
+
+    env, cwd, loop = dict(os.environ), os.getcwd(), _running_loop()
+    yield
+    left = []
+    now = dict(os.environ)
+    changed = sorted(k for k in set(env) | set(now) if env.get(k) != now.get(k) and k != "PYTEST_CURRENT_TEST")
+    if changed:
+        left.append(f"variáveis de ambiente mudadas: {', '.join(changed)}")
+    if os.getcwd() != cwd:
+        left.append(f"pasta de trabalho mudada para {os.getcwd()}")
+    if _running_loop() is not loop:
+        left.append("um laço do asyncio ficou rodando na thread principal")
+    for k in changed:                          # o próximo teste começa limpo
+        if k in env:
+            os.environ[k] = env[k]
+        else:
+            os.environ.pop(k, None)
+    os.chdir(cwd)
+    if left:
+        pytest.fail("o teste deixou sobras para os próximos: " + "; ".join(left), pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def site():
     from browser_util import HTML, serve

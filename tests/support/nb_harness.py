@@ -32,6 +32,17 @@ def run(cells, replace=None, stop=None) -> dict:
     Com `stop`, para na célula `stop` e pula as outras células de teste (elas
     não definem nada que as seguintes usem), para o cenário custar só o necessário.
     """
+    import os
+
+    env = dict(os.environ)      # o que as células põem no ambiente fica no "kernel", não no pytest
+    try:
+        return _run(cells, replace, stop)
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+
+
+def _run(cells, replace, stop) -> dict:
     ns: dict = {}
     result = {}
     for n, cell in enumerate(cells):
