@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from browser_util import CHROMIUM, CHROMIUM_ARGS, HTML, PHONE, serve, wait_ready  # noqa: E402
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 from browser_util import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
 # A página única tem o livro todo. Numa máquina carregada (a CI, 2 núcleos) a rede

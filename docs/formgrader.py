@@ -9,7 +9,6 @@ escrita. Uso: `.venv/bin/python docs/formgrader.py [PASTA_DE_TRABALHO]`.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import socket
@@ -23,15 +22,13 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support")]
 OUT = ROOT / "docs" / "formgrader-correcao-manual.png"
 
 
 def _cenarios():
-    spec = importlib.util.spec_from_file_location("cenarios", ROOT / "tests" / "fixtures" / "autograder" / "cenarios.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    import cenarios
+    return cenarios
 
 
 def _free_port() -> int:
