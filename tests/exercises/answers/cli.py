@@ -78,12 +78,12 @@ def _number(text: str) -> float:
 
 
 def scores(ws: Path) -> dict:
-    """{(aluno, grade_id): (pontos, máximo)} das células de testes com nota automática."""
+    """{(aluno, caderno, grade_id): (pontos, máximo)} das células de testes com nota automática."""
     out = {}
     with open(ws / "questions.csv", encoding="utf-8-sig", newline="") as f:
         for r in csv.DictReader(f):
             if r["kind"] == "test":
-                out[(r["student_id"], r["grade_id"])] = (_number(r["score"]), _number(r["max_score"]))
+                out[(r["student_id"], r["assignment"], r["grade_id"])] = (_number(r["score"]), _number(r["max_score"]))
     return out
 
 
@@ -91,7 +91,7 @@ def problems(who: dict, ws: Path) -> list[str]:
     """Cada resposta cujo veredito na correção não é o do contrato, explicado."""
     got, out = scores(ws), []
     for sid, (slug, answer) in sorted(who.items()):
-        cells = {gid: v for (s, gid), v in got.items() if s == sid}
+        cells = {gid: v for (s, a, gid), v in got.items() if s == sid and a == slug}
         if not cells:
             out.append(f"{sid}: nenhuma nota de teste na correção ({answer.why})")
             continue
