@@ -76,6 +76,15 @@ PLANTED = [
         zero=("test_mha",),
     ),
     Planted(
+        why="o operador aten da SDPA chamado direto, por getattr (o nome não aparece inteiro no texto)",
+        cells={"mha": (
+            "def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):\n"
+            "    q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))\n"
+            "    f = getattr(torch.ops.aten, 'scaled_dot_' + 'product_attention')\n"
+            "    return merge_heads(f(q, k, v, is_causal=True)) @ W_o\n")},
+        zero=("test_mha",),
+    ),
+    Planted(
         why="laço sobre as cabeças escondido num map (a regra de sintaxe antiga não via)",
         cells={"mha": (
             "def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):\n"

@@ -46,6 +46,14 @@ PLANTED = [
         zero=("test_rms_norm",),
     ),
     Planted(
+        why="o operador aten da RMSNorm chamado direto (torch.ops.aten.rms_norm), que o despacho decompõe",
+        cells={"rms_norm": (
+            "def rms_norm(x, weight, eps=1e-5):\n" + _VALIDA_RMS +
+            "    xf = x.float() if x.dtype == torch.float16 else x\n"
+            "    return torch.ops.aten.rms_norm.default(xf, [x.shape[-1]], weight.to(xf.dtype), eps).to(x.dtype)\n")},
+        zero=("test_rms_norm",),
+    ),
+    Planted(
         why="subtrai a média (é a LayerNorm sem viés, não a RMSNorm)",
         cells={"rms_norm": (
             "def rms_norm(x, weight, eps=1e-5):\n" + _VALIDA_RMS +
