@@ -181,3 +181,89 @@ def _sem_nomes(nome, f, proibidos, motivo):
     achados = [p for p in proibidos if _re.search(r"\b" + _re.escape(p) + r"\b", texto)]
     if achados:
         raise FalhaNoTeste(f"{nome}: a sua função usa {', '.join(f'`{a}`' for a in achados)}; {motivo}")
+
+
+# --- Capítulos 6 e 7 (multi-cabeça e bloco transformer): contas que não crescem; funções prontas pelo nome ---
+class _ContaContas(_ContaOperacoes):
+    """Conta só as CONTAS do torch (produtos, somas, exp, softmax, máscaras, senos...), não as
+    operações que só movem ou criam dados (visões, fatias, cópias, cat/stack, zeros/arange).
+
+    Por quê: um laço que só separa ou junta pedaços (dividir as cabeças com uma compreensão,
+    permitido na tarefa que o pede) não faz conta nenhuma por cabeça; um laço que faz a atenção,
+    a rotação ou a máscara por cabeça ou por posição faz o número de contas crescer. E o total
+    de operações muda sem laço nenhum: um `reshape` é uma visão ou uma cópia conforme a forma
+    (com uma cabeça só, por exemplo), o que a contagem das contas não vê."""
+
+    MOVIMENTO = frozenset((
+        # visões, fatias e formas
+        "view", "unsafe_view", "reshape", "reshape_alias", "expand", "expand_as", "unsqueeze", "squeeze",
+        "transpose", "t", "permute", "select", "slice", "narrow", "split", "split_with_sizes", "chunk",
+        "unbind", "movedim", "flatten", "unflatten", "alias", "as_strided", "detach", "diagonal",
+        "view_as_real", "view_as_complex", "unfold",
+        # cópias, juntar e índices
+        "stack", "cat", "clone", "copy", "to_copy", "contiguous", "index", "index_select", "gather",
+        "index_put", "masked_select", "repeat", "repeat_interleave", "flip", "roll",
+        # criação de tensores
+        "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+        "full_like", "fill", "zero", "arange", "linspace", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
+        "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided", "local_scalar_dense",
+        "resize", "set", "item",
+    ))
+
+    def __init__(self):
+        super().__init__()
+        self.contas = 0
+
+    def ver(self, func, args, kwargs):
+        if func.__name__.split(".")[0].strip("_") not in self.MOVIMENTO:
+            self.contas += 1
+
+    def relatorio(self):
+        return {"operacoes": self.contas}
+
+
+def _contas_nao_crescem(nome, com_o_que, chamadas):
+    """Como `_trabalho_nao_cresce`, contando só as contas (`_ContaContas`): falha se o número de
+    contas do torch muda entre as chamadas, que diferem só em `com_o_que` (as cabeças, as
+    posições...). Devolve os resultados, na ordem."""
+    __tracebackhide__ = True
+    contagens, resultados = [], []
+    for rotulo, f, args, kwargs in chamadas:
+        with _ContaContas() as conta:
+            resultados.append(_chamar(f"{nome} com {rotulo}", f, *args, **kwargs))
+        contagens.append((rotulo, conta.total))
+    if len({n for _, n in contagens}) > 1:
+        lista = "; ".join(f"{rotulo}: {n}" for rotulo, n in contagens)
+        raise FalhaNoTeste(
+            f"{nome}: o número de contas do torch (aritmética, produtos, exp, cos, softmax, máscaras; "
+            f"visões e cópias não entram) mudou com {com_o_que} ({lista}): há um laço em Python sobre "
+            f"{com_o_que} fazendo contas. Faça as contas de uma vez, com operações sobre o tensor inteiro.")
+    return resultados
+
+
+class _sem_norma_pronta(_sem_atencao_pronta):  # noqa: N801 - usada como `with _sem_norma_pronta():`
+    """Proíbe a RMSNorm pronta do torch (torch.nn.RMSNorm, F.rms_norm, torch.rms_norm), vista pelo
+    nome da função chamada: no despacho ela se decompõe em pow, mean e rsqrt e não deixa rastro."""
+
+    PROIBIDAS = ("rms_norm", "RMSNorm")
+
+    @staticmethod
+    def _mensagem(usadas):
+        return ("escreva a RMSNorm você mesmo: a sua função usou " + ", ".join(f"`{u}`" for u in usadas)
+                + " (torch.nn.RMSNorm e F.rms_norm são os gabaritos dos testes, fora desta tarefa).")
+
+
+def _inteiro_exato(nome, obtido, esperado):
+    """Uma contagem exata: `obtido` tem de ser um int do Python igual a `esperado` (sem float no
+    caminho: com números de 30 dígitos, um float já perde os últimos)."""
+    __tracebackhide__ = True
+
+    def br(n):
+        return f"{n:,}".replace(",", ".")
+    if obtido is None:
+        raise FalhaNoTeste(f"{nome}: sua função devolveu None. Faltou um `return`?")
+    if type(obtido) is not int:
+        raise FalhaNoTeste(f"{nome}: devolva um int do Python; veio {type(obtido).__name__} {obtido!r:.60}.")
+    if obtido != esperado:
+        raise FalhaNoTeste(f"{nome}: esperava {br(esperado)}, veio {br(obtido)} (diferença de "
+                           f"{br(obtido - esperado)}).")
