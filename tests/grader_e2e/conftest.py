@@ -1,6 +1,6 @@
 """As turmas corrigidas UMA vez por bateria e usadas por vários arquivos (escopo de sessão):
-a de cenários (`arquivos`, `turma`). Um teste que muda um workspace copia antes
-(`clone_prepared`)."""
+a de cenários (`arquivos`, `turma`) e a dos cadernos do curso (`exercises_class`). Um teste
+que muda um workspace copia antes (`clone_prepared`)."""
 
 from __future__ import annotations
 
@@ -40,3 +40,32 @@ def turma(arquivos):
                 "--jobs", "2", *LIMITS)
     return {**arquivos, "grades": read_csv(arquivos["ws"].root / "grades.csv"), "stderr": p.stderr,
             "seconds": time.monotonic() - t0, "git_before": before}
+
+
+@pytest.fixture(scope="session")
+def exercises_class(tmp_path_factory):
+    """Todos os cadernos do curso numa turma só, corrigida uma vez pela linha de comando:
+    `solucao` e `branco` entregam cada caderno (a solução de referência; o distribuído intocado),
+    e cada resposta plantada ou justa de tests/exercises/answers é um aluno."""
+    import csv
+
+    import nbformat
+
+    from answers import Fair, cli
+
+    base = tmp_path_factory.mktemp("cadernos")
+    subs, ws = base / "entregas", base / "ws"
+    who = cli.build_class(subs)
+    assignments = sorted(p.name for p in (cli.ROOT / "solutions").iterdir() if any(p.glob("*.ipynb")))
+    for a in assignments:
+        for student, nb in (("solucao", cli.submission(a, Fair("a solução de referência"))),
+                            ("branco", nbformat.read(cli.ROOT / "exercises" / a / f"{a}.ipynb", as_version=4))):
+            d = subs / student / a
+            d.mkdir(parents=True)
+            nbformat.write(nb, d / f"{a}.ipynb")
+    cli.grade(subs, ws)
+    with open(ws / "grades.csv", encoding="utf-8", newline="") as f:
+        grades = {(r["student_id"], r["assignment"]): r for r in csv.DictReader(f)}
+    with open(ws / "questions.csv", encoding="utf-8", newline="") as f:
+        questions = list(csv.DictReader(f))
+    return {"ws": ws, "who": who, "assignments": assignments, "grades": grades, "questions": questions}

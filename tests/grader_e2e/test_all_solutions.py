@@ -1,7 +1,8 @@
 """Toda resposta certa ganha todos os pontos: cada tarefa do curso pelo corretor de verdade.
 
 Cada tarefa de `solutions/` (o desafio do capítulo 13 e o kernel Triton inclusive) é
-entregue por dois alunos, numa única correção pela linha de comando (`--jobs 2`):
+entregue por dois alunos, na turma de todos os cadernos (`exercises_class` em
+tests/grader_e2e/conftest.py, com as respostas plantadas e justas), corrigida uma vez:
 
 - `solucao`: o notebook distribuído (`exercises/`) com as células de resposta
   trocadas pelas da solução, como um aluno que acertou tudo entregaria;
@@ -16,34 +17,15 @@ Uma tarefa cujo teste precisa de algo do kernel do aluno que não atravessa falh
 
 from __future__ import annotations
 
-import csv
-
 import nbformat
 import pytest
 
 from autograder import integrity
-from grading import HAS_BWRAP, ROOT, WHY_NOT, run_cli
+from grading import ROOT
 
 pytestmark = pytest.mark.slow
 
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if any(p.glob("*.ipynb")))
-
-
-def _answers(solution_nb) -> dict[str, str]:
-    return {integrity.grade_id(c): c.source for c in solution_nb.cells
-            if integrity.nbgrader_meta(c).get("solution")}
-
-
-def solved(a: str):
-    """O notebook distribuído com as respostas da solução."""
-    sol = nbformat.read(ROOT / "solutions" / a / f"{a}.ipynb", as_version=4)
-    nb = nbformat.read(ROOT / "exercises" / a / f"{a}.ipynb", as_version=4)
-    answers = _answers(sol)
-    for c in nb.cells:
-        gid = integrity.grade_id(c)
-        if gid in answers and integrity.nbgrader_meta(c).get("solution"):
-            c.source = answers[gid]
-    return nb
 
 
 def auto_max(a: str) -> float:
@@ -54,24 +36,11 @@ def auto_max(a: str) -> float:
                      and not integrity.nbgrader_meta(c).get("solution")))
 
 
-def _rows(path):
-    with open(path, encoding="utf-8", newline="") as f:
-        return list(csv.DictReader(f))
-
-
-@pytest.fixture(scope="module")
-def corrigido(tmp_path_factory):
-    base = tmp_path_factory.mktemp("todas")
-    subs = base / "entregas"
-    for a in ASSIGNMENTS:
-        for student, nb in (("solucao", solved(a)),
-                            ("branco", nbformat.read(ROOT / "exercises" / a / f"{a}.ipynb", as_version=4))):
-            d = subs / student / a
-            d.mkdir(parents=True)
-            nbformat.write(nb, d / f"{a}.ipynb")
-    run_cli("grade", subs, "--workspace", base / "ws", "--jobs", "2", "--sem-relatorio", "--sem-barra")
-    grades = {(r["student_id"], r["assignment"]): r for r in _rows(base / "ws" / "grades.csv")}
-    return {"ws": base / "ws", "grades": grades, "questions": _rows(base / "ws" / "questions.csv")}
+@pytest.fixture(scope="session")
+def corrigido(exercises_class):
+    """A turma de todos os cadernos (tests/grader_e2e/conftest.py), corrigida uma vez por bateria
+    junto com as respostas plantadas e justas."""
+    return exercises_class
 
 
 def _failures(ws, student: str, a: str) -> list:
