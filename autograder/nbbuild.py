@@ -17,6 +17,12 @@ metadados do nbgrader e a experiência comum a todos os cadernos:
 - `scoreboard`: a célula do placar (travada);
 - sem etiqueta: texto ou código de demonstração, travado e sem nota.
 
+Toda célula de código travada (a preparação inclusive) termina com `_travar(...)`: os nomes
+que ela define (funções, classes, módulos e os dados que os testes leem; não os que as células
+de solução ou de testes também ligam). Na correção esses nomes são sempre os do corretor; no
+Jupyter do aluno, cada célula de testes (`_tarefa`) desfaz a troca feita por uma célula dele,
+avisa qual célula trocou e o placar repete o aviso: a nota do Jupyter é a da correção.
+
 Numa célula de texto, a linha `% incluir: NOME` (um comentário do MyST) vira o
 texto de `fontes/comum/NOME.md`, com `{arquivo}` trocado pelo nome do caderno;
 numa de código, a linha `# incluir: NOME` vira `fontes/comum/NOME.py`.
