@@ -469,6 +469,7 @@ def _fonte_de_nome(nome):
 _PLACAR = {}            # número da tarefa -> [título, célula, seção do livro, estado, mensagem]
 _TAREFA_ATUAL = [None]  # a tarefa cuja célula de testes está rodando
 _AVISOS = {}            # número da tarefa -> avisos mostrados no placar (nomes do professor trocados)
+_AVISADOS = set()       # na correção: nomes do professor que o notebook define, já avisados
 # nome -> objeto que uma célula travada definiu (o mapeador põe `_travar(...)` no fim de cada uma);
 # rodar a preparação de novo não esquece os nomes das células travadas que vêm depois dela
 _TRAVADOS = globals().get("_TRAVADOS") if isinstance(globals().get("_TRAVADOS"), dict) else {}
@@ -517,7 +518,8 @@ def _nomes_do_professor(n):
     no placar, e segue julgando o resto do seu código."""
     corretor = _sys.modules.get("_autograder_harness")
     if corretor is not None:
-        seus = sorted(set(getattr(corretor, "sources", None) or {}) & set(_TRAVADOS))
+        seus = sorted(set(getattr(corretor, "sources", None) or {}) & set(_TRAVADOS) - _AVISADOS)
+        _AVISADOS.update(seus)                # uma vez por notebook, na primeira célula de testes
         for nome in seus:
             print(f"Aviso — o seu notebook define `{nome}`, que é de uma célula travada (do professor): "
                   "a correção usa sempre a do professor.")
