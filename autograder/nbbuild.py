@@ -247,7 +247,8 @@ def _com_travar(src: str, do_aluno: tuple[set[str], set[str]], origem: str) -> s
         if (definicao or n in lidos) and n not in ligados and n != "_" and not n.startswith("__")))
     if not nomes:
         return src
-    return f"{src.rstrip()}\n_travar({', '.join(map(repr, nomes))})"
+    return (f"{src.rstrip()}\n\n\n_travar({', '.join(map(repr, nomes))})  "
+            "# nomes do professor: os testes usam sempre estes (o placar avisa se uma célula sua os trocar)")
 
 
 def _capitulo(fonte, slug: str) -> str:
