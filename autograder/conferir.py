@@ -468,6 +468,74 @@ def _fonte_de_nome(nome):
 # --- Placar: o que cada tarefa mostrou no "Run All" (só no Jupyter do aluno) ---
 _PLACAR = {}            # número da tarefa -> [título, célula, seção do livro, estado, mensagem]
 _TAREFA_ATUAL = [None]  # a tarefa cuja célula de testes está rodando
+_AVISOS = {}            # número da tarefa -> avisos mostrados no placar (nomes do professor trocados)
+_AVISADOS = set()       # na correção: nomes do professor que o notebook define, já avisados
+# nome -> objeto que uma célula travada definiu (o mapeador põe `_travar(...)` no fim de cada uma);
+# rodar a preparação de novo não esquece os nomes das células travadas que vêm depois dela
+_TRAVADOS = globals().get("_TRAVADOS") if isinstance(globals().get("_TRAVADOS"), dict) else {}
+
+
+def _travar(*nomes):
+    """Última linha de toda célula travada (posta pelo mapeador): guarda os objetos que ela
+    definiu. Na correção esses nomes são sempre os do corretor; no seu Jupyter, cada célula de
+    testes confere que continuam os mesmos (`_nomes_do_professor`)."""
+    g = globals()
+    for nome in nomes:
+        if nome in g:
+            _TRAVADOS[nome] = g[nome]
+
+
+def _celula_que_definiu(nome):
+    """'a célula [N]' (o número de execução no Jupyter) que por último ligou `nome`, ou None."""
+    try:
+        import ast
+        from IPython import get_ipython
+        entradas = get_ipython().user_ns.get("In") or []
+    except Exception:  # noqa: BLE001 - sem IPython (ou sem histórico): sem o número
+        return None
+    for i in range(len(entradas) - 1, 0, -1):
+        texto = entradas[i]
+        if nome not in texto or "_travar(" in texto or "_tarefa(" in texto:
+            continue                      # as células travadas e as de testes são do professor
+        try:
+            arvore = ast.parse(texto)
+        except SyntaxError:
+            continue
+        for no in ast.walk(arvore):
+            if (isinstance(no, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and no.name == nome) \
+                    or (isinstance(no, ast.Name) and no.id == nome and isinstance(no.ctx, (ast.Store, ast.Del))) \
+                    or (isinstance(no, (ast.Import, ast.ImportFrom))
+                        and any((a.asname or a.name.split(".")[0]) == nome for a in no.names)):
+                return f"a célula [{i}]"
+    return None
+
+
+def _nomes_do_professor(n):
+    """Uma célula sua trocou um nome de célula travada (o lançador, um oráculo, `conferir`)?
+
+    Na correção, esses nomes são sempre os do corretor: a sua versão não conta. Para o seu
+    Jupyter dar a mesma nota, o teste desfaz a troca (volta a versão do professor), avisa aqui e
+    no placar, e segue julgando o resto do seu código."""
+    corretor = _sys.modules.get("_autograder_harness")
+    if corretor is not None:
+        seus = sorted(set(getattr(corretor, "sources", None) or {}) & set(_TRAVADOS) - _AVISADOS)
+        _AVISADOS.update(seus)                # uma vez por notebook, na primeira célula de testes
+        for nome in seus:
+            print(f"Aviso — o seu notebook define `{nome}`, que é de uma célula travada (do professor): "
+                  "a correção usa sempre a do professor.")
+        return
+    g, avisos = globals(), []
+    for nome, obj in list(_TRAVADOS.items()):
+        if g.get(nome, _TRAVADOS) is obj:
+            continue
+        g[nome] = obj
+        onde = _celula_que_definiu(nome) or "uma célula sua"
+        avisos.append(f"{onde} redefiniu `{nome}`, que é do professor (de uma célula travada): este teste "
+                      "usa a versão do professor, como a correção (a sua foi desfeita; se precisa de uma "
+                      "função sua, dê outro nome a ela).")
+    _AVISOS[n] = avisos
+    for a in avisos:
+        print(f"Aviso — Tarefa {n}: {a}")
 
 
 def _tarefa(n, titulo, celula, secao):
@@ -475,6 +543,7 @@ def _tarefa(n, titulo, celula, secao):
     _PLACAR[n] = [titulo, celula, secao, "rodando", ""]
     _TAREFA_ATUAL[0] = n
     _ligar_placar()
+    _nomes_do_professor(n)
 
 
 def _visiveis_passaram(n):
@@ -590,6 +659,8 @@ def placar():
         print(f"Tarefa {n} — {titulo}: {simbolo.get(estado, estado)}")
         if estado == "falhou" and msg:
             print(f"    primeira mensagem: {msg}")
+        for aviso in _AVISOS.get(n, ()):
+            print(f"    ⚠ {aviso}")
         if estado != "passou":
             print(f"    célula de testes `{celula}` (logo abaixo do enunciado da tarefa {n}); no livro: {secao}")
     feitas = sum(1 for v in _PLACAR.values() if v[3] == "passou")

@@ -17,6 +17,12 @@ metadados do nbgrader e a experiência comum a todos os cadernos:
 - `scoreboard`: a célula do placar (travada);
 - sem etiqueta: texto ou código de demonstração, travado e sem nota.
 
+Toda célula de código travada (a preparação inclusive) termina com `_travar(...)`: os nomes
+que ela define (funções, classes, módulos e os dados que os testes leem; não os que as células
+de solução ou de testes também ligam). Na correção esses nomes são sempre os do corretor; no
+Jupyter do aluno, cada célula de testes (`_tarefa`) desfaz a troca feita por uma célula dele,
+avisa qual célula trocou e o placar repete o aviso: a nota do Jupyter é a da correção.
+
 Numa célula de texto, a linha `% incluir: NOME` (um comentário do MyST) vira o
 texto de `fontes/comum/NOME.md`, com `{arquivo}` trocado pelo nome do caderno;
 numa de código, a linha `# incluir: NOME` vira `fontes/comum/NOME.py`.
@@ -26,6 +32,7 @@ JupyterLab não marque o caderno como modificado ao abri-lo.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +127,7 @@ def build_text(text: str, slug: str, name: str = "") -> nbformat.NotebookNode:
     ids: set[str] = set()
     tarefas: list[Tarefa] = []
     ultimo_titulo = ""
+    do_aluno = _nomes_do_aluno_e_dos_testes(fonte)
     for n, cell in enumerate(fonte.cells):
         origem = f"{path.name}, célula {n + 1}"
         role = _role(cell, origem)
@@ -149,8 +157,8 @@ def build_text(text: str, slug: str, name: str = "") -> nbformat.NotebookNode:
             else:
                 raise FonteInvalida(f"{origem}: célula de texto com papel {role}")
         elif role == "setup":
-            new = nbformat.v4.new_code_cell(f"{TITULO_PREPARACAO}\n{src.rstrip()}\n\n{CONFERIR}",
-                                            metadata=_meta(gid, locked=True))
+            src = f"{TITULO_PREPARACAO}\n{src.rstrip()}\n\n{CONFERIR}"
+            new = nbformat.v4.new_code_cell(_com_travar(src, do_aluno, origem), metadata=_meta(gid, locked=True))
             new.metadata["jupyter"] = {"source_hidden": True}  # JupyterLab, Notebook 7
             new.metadata["cellView"] = "form"  # Colab: mostra só a linha `# @title`
         elif role == "solution":
@@ -167,11 +175,80 @@ def build_text(text: str, slug: str, name: str = "") -> nbformat.NotebookNode:
         elif role == "scoreboard":
             new = nbformat.v4.new_code_cell(src, metadata=_meta(gid, locked=True))
         else:
-            new = nbformat.v4.new_code_cell(src, metadata=_meta(gid, locked=True))
+            new = nbformat.v4.new_code_cell(_com_travar(src, do_aluno, origem), metadata=_meta(gid, locked=True))
         new.id = gid
         nb.cells.append(new)
     nbformat.validate(nb)
     return nb
+
+
+def _nomes_globais(tree) -> list[tuple[str, bool]]:
+    """(nome, é def/class/import?) de cada nome que o trecho liga no escopo global, em ordem
+    (os comandos de nível de módulo, inclusive dentro de if/for/with/try; não os corpos de
+    funções e classes)."""
+    out: list[tuple[str, bool]] = []
+    pilha = list(reversed(tree.body))
+    while pilha:
+        no = pilha.pop()
+        if isinstance(no, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append((no.name, True))
+            continue
+        if isinstance(no, (ast.Import, ast.ImportFrom)):
+            out += [(a.asname or a.name.split(".")[0], True) for a in no.names if a.name != "*"]
+            continue
+        filhos = [getattr(no, campo, []) for campo in ("body", "orelse", "finalbody", "handlers")]
+        for x in ast.walk(no):
+            if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store) and not any(
+                    x in ast.walk(f) for lista in filhos for f in lista):
+                out.append((x.id, False))
+        for lista in reversed(filhos):
+            pilha.extend(reversed(lista))
+    return out
+
+
+def _codigo(src: str):
+    try:
+        return ast.parse(src)
+    except SyntaxError:
+        return None
+
+
+def _nomes_do_aluno_e_dos_testes(fonte) -> tuple[set[str], set[str]]:
+    """(nomes ligados pelas células de solução e de testes; nomes que as células de testes leem)."""
+    ligados, lidos = set(), set()
+    for cell in fonte.cells:
+        if cell.cell_type != "code" or not {"solution", "tests"} & set(cell.metadata.get("tags", [])):
+            continue
+        tree = _codigo(cell.source)
+        if tree is None:
+            continue
+        ligados |= {n for n, _ in _nomes_globais(tree)}
+        if "tests" in cell.metadata.get("tags", []):
+            locais = set()          # parâmetros e variáveis locais das funções do teste não são globais
+            for f in ast.walk(tree):
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    locais |= {a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)}
+                    locais |= {x.id for x in ast.walk(f) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+            lidos |= {x.id for x in ast.walk(tree) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)} - locais
+    return ligados, lidos
+
+
+def _com_travar(src: str, do_aluno: tuple[set[str], set[str]], origem: str) -> str:
+    """A célula travada com `_travar(...)` no fim: os nomes que ela define (funções, classes,
+    módulos e os dados que os testes leem) ficam registrados, e cada célula de testes confere,
+    no Jupyter do aluno, que nenhuma célula dele os trocou (na correção eles são sempre os do
+    corretor). Ficam de fora os nomes que as células de solução ou de testes também ligam."""
+    tree = _codigo(src)
+    if tree is None:
+        raise FonteInvalida(f"{origem}: a célula travada não compila")
+    ligados, lidos = do_aluno
+    nomes = list(dict.fromkeys(
+        n for n, definicao in _nomes_globais(tree)
+        if (definicao or n in lidos) and n not in ligados and n != "_" and not n.startswith("__")))
+    if not nomes:
+        return src
+    return (f"{src.rstrip()}\n\n\n_travar({', '.join(map(repr, nomes))})  "
+            "# nomes do professor: os testes usam sempre estes (o placar avisa se uma célula sua os trocar)")
 
 
 def _capitulo(fonte, slug: str) -> str:
