@@ -103,6 +103,27 @@ PLANTED = [
         zero=("test_flash_forward",),
     ),
     Planted(
+        why="(tarefa 2) metade do quadrado em vez do triângulo com a diagonal",
+        cells={"causal_blocks": (
+            "def causal_blocks(T, block):\n"
+            "    nb = -(-T // block)\n"
+            "    return nb * nb // 2, nb * nb - nb * nb // 2\n")},
+        zero=("test_causal_blocks",),
+    ),
+    Planted(
+        why="(tarefa 4) os gradientes pelo autograd do torch sobre a atenção ingênua",
+        cells={"flash_backward": (
+            "def flash_backward(q, k, v, out, lse, dout, causal=True, block=32):\n"
+            "    q, k, v = (x.detach().clone().requires_grad_(True) for x in (q, k, v))\n"
+            "    T = q.shape[-2]\n"
+            "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+            "    if causal:\n"
+            "        s = s.masked_fill(torch.arange(T)[None, :] > torch.arange(T)[:, None], -inf)\n"
+            "    (torch.softmax(s, -1) @ v * dout).sum().backward()\n"
+            "    return q.grad, k.grad, v.grad\n")},
+        zero=("test_flash_backward",),
+    ),
+    Planted(
         why="(tarefa 3) esquece o D_i em dS: a tarefa 4 continua com nota cheia",
         cells={"block_backward": (
             "def block_backward(q_i, k_j, v_j, do_i, lse_i, D_i, mask=None):\n"
