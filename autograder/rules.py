@@ -33,7 +33,7 @@ class _SoPermitidas(_Observador):
         "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
         "full_like", "fill", "zero", "arange", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
         "local_scalar_dense", "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided",
-        "resize", "set", "item", "linspace",
+        "resize", "set", "item", "linspace", "log1p", "expm1",
     ))
 
     def __init__(self, nome="", extras=()):

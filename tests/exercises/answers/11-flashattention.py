@@ -1,0 +1,200 @@
+"""Cap. 11: respostas plantadas e justas (o formato está em __init__.py).
+
+Tarefa 1: o laço do passo de ida é da célula travada (flash_forward, na preparação); o aluno
+escreve key_blocks (quais blocos de chaves ler), flash_step (o passo online) e flash_finish.
+"""
+
+from answers import Fair, Planted
+
+_REF_STEP = (
+    "def flash_step(state, q_i, k_j, v_j, mask=None):\n"
+    "    m, l, acc = state\n"
+    "    dt = m.dtype\n"
+    "    s = (q_i.to(dt) @ k_j.to(dt).transpose(-2, -1)) / math.sqrt(q_i.shape[-1])\n"
+    "    if mask is not None:\n"
+    "        s = s.masked_fill(mask, -inf)\n"
+    "    m_new = torch.maximum(m, s.amax(dim=-1))\n"
+    "    p = torch.where(s == -inf, torch.zeros_like(s), torch.exp(s - m_new[..., None]))\n"
+    "    alpha = torch.where(m == -inf, torch.zeros_like(m), torch.exp(m - m_new))\n"
+    "    return m_new, l * alpha + p.sum(dim=-1), acc * alpha[..., None] + p @ v_j.to(dt)\n"
+)
+_REF_FINISH = (
+    "def flash_finish(state):\n"
+    "    m, l, acc = state\n"
+    "    return acc / l[..., None], m + torch.log(l)\n"
+)
+_REF_BLOCKS = (
+    "def key_blocks(i, n_blocks, causal=True):\n"
+    "    return list(range(i + 1)) if causal else list(range(n_blocks))\n"
+)
+
+
+def _forward(blocks=_REF_BLOCKS, step=_REF_STEP, finish=_REF_FINISH):
+    return {"flash_forward": blocks + "\n\n" + step + "\n\n" + finish}
+
+
+PLANTED = [
+    Planted(
+        why="(revisão E3) guarda os blocos de chaves e valores numa global e faz a softmax comum sobre todas as "
+            "chaves vistas: o estado é inventado a cada passo (sem a atualização online)",
+        cells=_forward(step=(
+            "_kv = []\n\n"
+            "def flash_step(state, q_i, k_j, v_j, mask=None):\n"
+            "    m, l, acc = state\n"
+            "    if bool((m == -inf).all()) or (_kv and _kv[0][0].shape[:-2] != k_j.shape[:-2]):\n"
+            "        _kv.clear()\n"
+            "    _kv.append((k_j.to(m.dtype), v_j.to(m.dtype), mask))\n"
+            "    k = torch.cat([a for a, _, _ in _kv], -2)\n"
+            "    v = torch.cat([b for _, b, _ in _kv], -2)\n"
+            "    s = q_i.to(m.dtype) @ k.transpose(-2, -1) / math.sqrt(q_i.shape[-1])\n"
+            "    masks = [mk if mk is not None else torch.zeros(q_i.shape[-2], a.shape[-2], dtype=torch.bool)\n"
+            "             for a, _, mk in _kv]\n"
+            "    s = s.masked_fill(torch.cat(masks, -1), -inf)\n"
+            "    mm = s.amax(-1)\n"
+            "    p = torch.exp(s - mm[..., None])\n"
+            "    return mm, p.sum(-1), p @ v\n")),
+        zero=("test_flash_forward",),
+    ),
+    Planted(
+        why="nenhum bloco pulado: lê todos os blocos de chaves e só aplica a máscara (NaN do futuro entra)",
+        cells=_forward(blocks=(
+            "def key_blocks(i, n_blocks, causal=True):\n"
+            "    return list(range(n_blocks))\n")),
+        zero=("test_flash_forward",),
+    ),
+    Planted(
+        why="máscara depois da exponencial: o máximo inclui as chaves proibidas (uma chave futura enorme zera tudo)",
+        cells=_forward(step=(
+            "def flash_step(state, q_i, k_j, v_j, mask=None):\n"
+            "    m, l, acc = state\n"
+            "    dt = m.dtype\n"
+            "    s = (q_i.to(dt) @ k_j.to(dt).transpose(-2, -1)) / math.sqrt(q_i.shape[-1])\n"
+            "    m_new = torch.maximum(m, s.amax(dim=-1))\n"
+            "    p = torch.exp(s - m_new[..., None])\n"
+            "    if mask is not None:\n"
+            "        p = p * (~mask)\n"
+            "    alpha = torch.where(m == -inf, torch.zeros_like(m), torch.exp(m - m_new))\n"
+            "    return m_new, l * alpha + p.sum(dim=-1), acc * alpha[..., None] + p @ v_j.to(dt)\n")),
+        zero=("test_flash_forward",),
+    ),
+    Planted(
+        why="torch.softmax e torch.logsumexp do bloco para montar o estado",
+        cells=_forward(step=(
+            "def flash_step(state, q_i, k_j, v_j, mask=None):\n"
+            "    m, l, acc = state\n"
+            "    dt = m.dtype\n"
+            "    s = (q_i.to(dt) @ k_j.to(dt).transpose(-2, -1)) / math.sqrt(q_i.shape[-1])\n"
+            "    if mask is not None:\n"
+            "        s = s.masked_fill(mask, -inf)\n"
+            "    lse_b = torch.logsumexp(s, -1)\n"
+            "    o_b = torch.softmax(s, -1) @ v_j.to(dt)\n"
+            "    m_new = torch.maximum(m, lse_b)\n"
+            "    a = torch.where(m == -inf, torch.zeros_like(m), torch.exp(m - m_new))\n"
+            "    b = torch.exp(lse_b - m_new)\n"
+            "    return m_new, l * a + b, acc * a[..., None] + o_b * b[..., None]\n")),
+        zero=("test_flash_forward",),
+    ),
+    Planted(
+        why="lse sem o log: m + l",
+        cells=_forward(finish=(
+            "def flash_finish(state):\n"
+            "    m, l, acc = state\n"
+            "    return acc / l[..., None], m + l\n")),
+        zero=("test_flash_forward",),
+    ),
+    Planted(
+        why="(tarefa 2) metade do quadrado em vez do triângulo com a diagonal",
+        cells={"causal_blocks": (
+            "def causal_blocks(T, block):\n"
+            "    nb = -(-T // block)\n"
+            "    return nb * nb // 2, nb * nb - nb * nb // 2\n")},
+        zero=("test_causal_blocks",),
+    ),
+    Planted(
+        why="(tarefa 4) os gradientes pelo autograd do torch sobre a atenção ingênua",
+        cells={"flash_backward": (
+            "def flash_backward(q, k, v, out, lse, dout, causal=True, block=32):\n"
+            "    q, k, v = (x.detach().clone().requires_grad_(True) for x in (q, k, v))\n"
+            "    T = q.shape[-2]\n"
+            "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+            "    if causal:\n"
+            "        s = s.masked_fill(torch.arange(T)[None, :] > torch.arange(T)[:, None], -inf)\n"
+            "    (torch.softmax(s, -1) @ v * dout).sum().backward()\n"
+            "    return q.grad, k.grad, v.grad\n")},
+        zero=("test_flash_backward",),
+    ),
+    Planted(
+        why="(tarefa 3) esquece o D_i em dS: a tarefa 4 continua com nota cheia",
+        cells={"block_backward": (
+            "def block_backward(q_i, k_j, v_j, do_i, lse_i, D_i, mask=None):\n"
+            "    scale = 1.0 / math.sqrt(q_i.shape[-1])\n"
+            "    s = (q_i @ k_j.transpose(-2, -1)) * scale\n"
+            "    if mask is not None:\n"
+            "        s = s.masked_fill(mask, -inf)\n"
+            "    p = torch.exp(s - lse_i[..., None])\n"
+            "    ds = p * (do_i @ v_j.transpose(-2, -1))\n"
+            "    return (ds @ k_j) * scale, (ds.transpose(-2, -1) @ q_i) * scale, p.transpose(-2, -1) @ do_i\n")},
+        zero=("test_block_backward",),
+    ),
+]
+
+FAIR = [
+    Fair(
+        why="blocos na ordem inversa (diagonal primeiro), contas em float64 dentro do passo, pula no passo os blocos "
+            "todos mascarados, lse com log1p, prints",
+        cells=_forward(
+            blocks=(
+                "def key_blocks(i, n_blocks, causal=True):\n"
+                "    ultimo = i if causal else n_blocks - 1\n"
+                "    print('bloco de consultas', i)\n"
+                "    return [j for j in range(ultimo, -1, -1)]\n"),
+            step=(
+                "def flash_step(state, q_i, k_j, v_j, mask=None):\n"
+                "    m, l, acc = (t.double() for t in state)\n"
+                "    q, k, v = q_i.double(), k_j.double(), v_j.double()\n"
+                "    if mask is not None and bool(mask.all()):\n"
+                "        return state\n"
+                "    s = torch.einsum('...id,...jd->...ij', q, k) * q.shape[-1] ** -0.5\n"
+                "    if mask is not None:\n"
+                "        s = torch.where(mask, torch.full_like(s, -inf), s)\n"
+                "    m_new = torch.maximum(m, s.max(dim=-1).values)\n"
+                "    p = torch.exp(s - m_new.unsqueeze(-1)).nan_to_num(0.0)\n"
+                "    alpha = torch.exp(m - m_new).nan_to_num(0.0)\n"
+                "    dt = state[0].dtype\n"
+                "    out = (m_new, l * alpha + p.sum(-1), acc * alpha.unsqueeze(-1) + torch.matmul(p, v))\n"
+                "    return tuple(t.to(dt) for t in out)\n"),
+            finish=(
+                "def flash_finish(state):\n"
+                "    m, l, acc = state\n"
+                "    out = acc / l.unsqueeze(-1)\n"
+                "    lse = m + torch.log1p(l - 1)\n"
+                "    return out, lse\n"),
+        ),
+    ),
+    Fair(
+        why="passo escrito como estado do bloco + junção (merge), alterando o estado no lugar, tupla de blocos",
+        cells=_forward(
+            blocks=(
+                "def key_blocks(i, n_blocks, causal=True):\n"
+                "    n = min(i + 1, n_blocks) if causal else n_blocks\n"
+                "    return tuple(range(n))\n"),
+            step=(
+                "def _junta(m, l, acc, mb, lb, accb):\n"
+                "    mn = torch.maximum(m, mb)\n"
+                "    fa = torch.where(m == -inf, torch.zeros_like(mn), torch.exp(m - mn))\n"
+                "    fb = torch.where(mb == -inf, torch.zeros_like(mn), torch.exp(mb - mn))\n"
+                "    return mn, l * fa + lb * fb, acc * fa[..., None] + accb * fb[..., None]\n\n"
+                "def flash_step(state, q_i, k_j, v_j, mask=None):\n"
+                "    m, l, acc = state\n"
+                "    scale = 1.0 / math.sqrt(q_i.shape[-1])\n"
+                "    s = (q_i.to(m.dtype) * scale) @ k_j.to(m.dtype).transpose(-2, -1)\n"
+                "    if mask is not None:\n"
+                "        s.masked_fill_(mask, -inf)\n"
+                "    mb = s.amax(-1)\n"
+                "    pb = torch.exp(s - torch.where(mb == -inf, torch.zeros_like(mb), mb)[..., None])\n"
+                "    mn, ln, accn = _junta(m, l, acc, mb, pb.sum(-1), pb @ v_j.to(m.dtype))\n"
+                "    m.copy_(mn); l.copy_(ln); acc.copy_(accn)\n"
+                "    return m, l, acc\n"),
+        ),
+    ),
+]
