@@ -76,7 +76,7 @@ PLANTED = [
         zero=("test_mha",),
     ),
     Planted(
-        why="o operador aten da SDPA chamado direto, por getattr (o nome não aparece inteiro no texto)",
+        why="o operador aten do SDPA chamado direto, por getattr (o nome não aparece inteiro no texto)",
         cells={"mha": (
             "def multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):\n"
             "    q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))\n"
@@ -132,7 +132,7 @@ PLANTED = [
         zero=("test_gqa",),
     ),
     Planted(
-        why="repeat_kv escrito, mas a atenção é a SDPA",
+        why="repeat_kv escrito, mas a atenção é o SDPA",
         cells={"gqa": (
             "import torch.nn.functional as F\n\n" + _REPEAT_KV +
             "def gqa_attention(q, k, v):\n" + _VALIDA_GQA +

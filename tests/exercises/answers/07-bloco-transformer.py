@@ -173,7 +173,7 @@ PLANTED = [
         zero=("test_decoder_block",),
     ),
     Planted(
-        why="a SDPA do torch no lugar da gqa_causal_attention",
+        why="o SDPA do torch no lugar da gqa_causal_attention",
         cells={"decoder_block": "import torch.nn.functional as F\n\n" + _BLOCO_CABECA + (
             "    h = rms_norm(x, p['norm1'], eps)\n"
             "    q = rope(split_heads(h @ p['W_q'], n_heads))\n"

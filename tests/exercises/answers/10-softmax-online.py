@@ -117,7 +117,7 @@ PLANTED = [
         zero=("test_blocked_attention",),
     ),
     Planted(
-        why="guarda os blocos e usa a SDPA do torch sobre as chaves vistas (estado inventado a partir da saída)",
+        why="guarda os blocos e usa o SDPA do torch sobre as chaves vistas (estado inventado a partir da saída)",
         cells={"blocked_attention": (
             "import torch.nn.functional as F\n"
             "_kv = []\n\n"
