@@ -14,18 +14,19 @@ PLANTED = [
         why="softmax pelo logcumsumexp (o torch faz o deslocamento pelo máximo)",
         cells={"softmax": (
             "def softmax(x, dim=-1):\n"
-            "    return torch.exp(x - torch.logcumsumexp(x, dim).narrow(dim, x.shape[dim] - 1, 1))\n")},
+            "    y = x.double()\n"
+            "    return torch.exp(y - torch.logcumsumexp(y, dim).narrow(dim, y.shape[dim] - 1, 1)).to(x.dtype)\n")},
         zero=("test_softmax",),
     ),
     Planted(
         why="softmax por uma dobra de torch.logaddexp sobre as posições",
         cells={"softmax": (
             "def softmax(x, dim=-1):\n"
-            "    xs = x.movedim(dim, -1)\n"
+            "    xs = x.double().movedim(dim, -1)\n"
             "    acc = xs[..., 0]\n"
             "    for j in range(1, xs.shape[-1]):\n"
             "        acc = torch.logaddexp(acc, xs[..., j])\n"
-            "    return torch.exp(xs - acc[..., None]).movedim(-1, dim)\n")},
+            "    return torch.exp(xs - acc[..., None]).movedim(-1, dim).to(x.dtype)\n")},
         zero=("test_softmax",),
     ),
     Planted(
