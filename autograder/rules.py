@@ -267,3 +267,82 @@ def _inteiro_exato(nome, obtido, esperado):
     if obtido != esperado:
         raise FalhaNoTeste(f"{nome}: esperava {br(esperado)}, veio {br(obtido)} (diferença de "
                            f"{br(obtido - esperado)}).")
+
+
+# --- Caps. 4 e 12: a conta à mão, sem cobrar de novo a sua função de uma tarefa anterior ---
+import torch.autograd.forward_ad as _ad_direto
+
+
+class _ContasAnotadas(_SoPermitidas):
+    """A lista de `_so_permitidas`, mas sem falhar sozinha: anota o que a sua função usou fora
+    dela (a derivada pronta também no modo direto: `jacfwd`, `jvp`, `forward_ad`; a conta levada
+    para o NumPy), e quem decide é `_conta_a_mao`."""
+
+    def __init__(self, nome="", extras=()):
+        super().__init__(nome, extras)
+        self.fora = []
+
+    def ver(self, func, args, kwargs):
+        if _ad_direto._current_level != -1:                 # dentro de um nível de derivada direta
+            if "autograd (modo direto)" not in self.usadas:
+                self.usadas.append("autograd (modo direto)")
+            return
+        super().ver(func, args, kwargs)
+
+    SAIDAS = {"numpy": "numpy() (a conta sai do torch)", "__array__": "NumPy (a conta sai do torch)",
+              "tolist": "tolist() (a conta sai do torch)"}
+
+    def ver_funcao(self, nome):
+        """Pelo nome da função do torch: o despacho não vê a conta feita no NumPy."""
+        saida = self.SAIDAS.get(nome)
+        if saida is not None and saida not in self.usadas and len(self.usadas) < 20:
+            self.usadas.append(saida)
+
+    def iniciar(self):
+        super().iniciar()
+        self._vigia = _VigiaDeFuncoes(self)
+        self._vigia.__enter__()
+
+    def parar(self):
+        self._vigia.__exit__(None, None, None)
+        super().parar()
+
+    def verificar(self, relatorio):
+        usadas = relatorio["usadas"]
+        if not isinstance(usadas, list):
+            raise TypeError("relatório malformado")
+        self.fora += [u for u in map(str, usadas) if u not in self.fora]
+
+
+_CONTAS_AVISADAS = set()
+
+
+def _conta_a_mao(nome, f, *args, extras=(), anterior=None, **kwargs):
+    """Chama a sua função `f` só com as operações elementares (e `extras`) e devolve o resultado.
+
+    `anterior = (rótulo, g, args_g, kwargs_g)`: a sua função de uma tarefa anterior, que `f` pode
+    usar (a sua softmax dentro da jacobiana). O que `g` sozinha, com esses dados, já usa fora da
+    lista é cobrado na tarefa dela, não de novo aqui (o autograd nunca é desculpado)."""
+    __tracebackhide__ = True
+    regra = _ContasAnotadas("", tuple(extras))
+    with regra:
+        resultado = _chamar(nome, f, *args, **kwargs)
+    fora = list(regra.fora)
+    if fora and anterior is not None:
+        rotulo, g, args_g, kwargs_g = anterior
+        dela = _ContasAnotadas("", tuple(extras))
+        try:
+            with dela:
+                g(*args_g, **kwargs_g)
+        except Exception:  # noqa: BLE001 - a função anterior nem roda: nada a descontar
+            pass
+        descontadas = [u for u in fora if u in dela.fora and "autograd" not in u and "backward" not in u]
+        fora = [u for u in fora if u not in descontadas]
+        aviso = (nome.split(" ")[0], rotulo, tuple(descontadas))
+        if descontadas and not fora and aviso not in _CONTAS_AVISADAS:   # uma vez por função
+            _CONTAS_AVISADAS.add(aviso)
+            print(f"{nome}: {', '.join(f'`{u}`' for u in descontadas)} vem da sua {rotulo}, que ainda usa "
+                  "isso (veja aquela tarefa); aqui não conta de novo.")
+    if fora:
+        _SoPermitidas(nome, tuple(extras)).verificar({"usadas": fora})
+    return resultado
