@@ -28,12 +28,47 @@ def _graded(cells):
     return [meta(c)["grade_id"] for c in cells if c.cell_type == "code" and meta(c).get("grade")]
 
 
+def _defined(src):
+    import ast
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return {"*"}
+    out = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:
+            out.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return out
+
+
+def _without_demos(cells):
+    """Sem as células de demonstração (sem nota, travadas, que nada adiante usa: a medida de
+    tempo do cap. 12 custava ~20 s por resposta). O veredito das tarefas não depende delas."""
+    import re
+
+    keep = []
+    for n, c in enumerate(cells):
+        m = meta(c) if c.cell_type == "code" else {}
+        if c.cell_type == "code" and not (m.get("solution") or m.get("grade")) and m.get("grade_id") != "preparacao":
+            names = _defined(c.source)
+            later = "\n".join(d.source for d in cells[n + 1:] if d.cell_type == "code")
+            if "*" not in names and not any(re.search(rf"\b{re.escape(x)}\b", later) for x in names):
+                continue
+        keep.append(c)
+    return keep
+
+
 def run_answer(slug, answer):
     """{grade_id da célula de testes: exceção ou None} com as células da resposta trocadas."""
     cells = copy.deepcopy(fontes.load(slug).cells)
     solution_ids = {meta(c)["grade_id"] for c in cells if c.cell_type == "code" and meta(c).get("solution")}
     unknown = set(answer.cells) - solution_ids
     assert not unknown, f"{slug}: células que não são de solução: {sorted(unknown)}"
+    cells = _without_demos(cells)
     result = run(cells, replace=lambda c: answer.cells.get(meta(c)["grade_id"], c.source))
     return {g: result.get(g, KeyError("a célula não rodou")) for g in _graded(cells)}
 
