@@ -181,3 +181,69 @@ def _sem_nomes(nome, f, proibidos, motivo):
     achados = [p for p in proibidos if _re.search(r"\b" + _re.escape(p) + r"\b", texto)]
     if achados:
         raise FalhaNoTeste(f"{nome}: a sua função usa {', '.join(f'`{a}`' for a in achados)}; {motivo}")
+
+
+# --- Caps. 1 e 3: laços que fazem a conta (cap. 1) e máscara sem triu/tril (cap. 3) ---
+class _ContaProdutos(_Observador):
+    """Conta as multiplicações `*` que o código Python das suas funções faz durante a chamada.
+
+    Um laço que faz a conta multiplica ao menos uma vez por par (i, j) (Q[i, t] * K[j, t] ou
+    Q[i] * K[j]); um laço de enfeite ao lado de um produto pronto ou de uma difusão não. Vale
+    para NumPy e para torch (a contagem é das instruções `*` executadas, não de uma biblioteca)."""
+
+    def __init__(self, nome="", minimo=0):
+        super().__init__(nome, minimo)
+        self.nome, self.minimo = nome, minimo
+        self.produtos = 0
+
+    def argumentos(self):
+        return ("", self.minimo)        # o nome do caso fica no corretor (pode ser de um teste oculto)
+
+    def iniciar(self):
+        import dis
+
+        if "BINARY_OP" in dis.opmap:    # Python 3.11 em diante: BINARY_OP com o número da operação
+            nomes = [n for n, _ in dis._nb_ops]
+            self._op = dis.opmap["BINARY_OP"]
+            self._args = {nomes.index("NB_MULTIPLY"), nomes.index("NB_INPLACE_MULTIPLY")}
+        else:                           # até o 3.10: uma instrução para cada operação
+            self._op, self._args = None, {dis.opmap["BINARY_MULTIPLY"], dis.opmap["INPLACE_MULTIPLY"]}
+        self._ns = globals()            # as funções do notebook (as suas) vivem aqui
+        self._antes = _sys.gettrace()
+        super().iniciar()
+        _sys.settrace(self._chamada)
+
+    def parar(self):
+        _sys.settrace(self._antes)
+        super().parar()
+
+    def _chamada(self, quadro, evento, arg):
+        if quadro.f_globals is not self._ns:
+            return None                 # código de bibliotecas: não conta
+        quadro.f_trace_opcodes = True
+        quadro.f_trace_lines = False
+        return self._instrucao
+
+    def _instrucao(self, quadro, evento, arg):
+        if evento == "opcode":
+            codigo, i = quadro.f_code.co_code, quadro.f_lasti
+            if self._op is None:
+                if codigo[i] in self._args:
+                    self.produtos += 1
+            elif codigo[i] == self._op and codigo[i + 1] in self._args:
+                self.produtos += 1
+        return self._instrucao
+
+    def relatorio(self):
+        return {"produtos": self.produtos}
+
+    def verificar(self, relatorio):
+        produtos = relatorio["produtos"]
+        if type(produtos) is not int or produtos < 0:
+            raise TypeError("relatório malformado")
+        if produtos < self.minimo:
+            raise FalhaNoTeste(
+                f"{self.nome}: os seus laços fizeram {produtos} multiplicaç{'ão' if produtos == 1 else 'ões'} `*` "
+                f"para {self.minimo} pares (i, j); a conta tem de passar pelos laços, com ao menos um produto "
+                "Q[i, ...] * K[j, ...] para cada par. Um laço que não faz a conta, ao lado de um produto pronto "
+                "ou de uma difusão somada, não vale.")
