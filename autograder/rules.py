@@ -247,3 +247,34 @@ class _ContaProdutos(_Observador):
                 f"para {self.minimo} pares (i, j); a conta tem de passar pelos laços, com ao menos um produto "
                 "Q[i, ...] * K[j, ...] para cada par. Um laço que não faz a conta, ao lado de um produto pronto "
                 "ou de uma difusão somada, não vale.")
+
+
+class _SemTriangular(_Observador):
+    """Proíbe torch.triu/torch.tril (e triu_indices/tril_indices): a máscara vem da comparação de índices."""
+
+    def __init__(self, nome=""):
+        super().__init__(nome)
+        self.nome = nome
+        self.usadas = []
+
+    def argumentos(self):
+        return ("",)                    # o nome do caso fica no corretor (pode ser de um teste oculto)
+
+    def ver(self, func, args, kwargs):
+        nome = func.__name__.split(".")[0].strip("_")
+        if nome.startswith(("triu", "tril")) and nome not in self.usadas:
+            self.usadas.append(nome)
+
+    def relatorio(self):
+        return {"usadas": list(self.usadas)}
+
+    def verificar(self, relatorio):
+        usadas = relatorio["usadas"]
+        if not isinstance(usadas, list):
+            raise TypeError("relatório malformado")
+        if usadas:
+            caso = f"{self.nome}: " if self.nome else ""
+            raise FalhaNoTeste(
+                f"{caso}a sua função usou " + ", ".join(f"`{u}`" for u in map(str, usadas))
+                + "; aqui a máscara vem da comparação dos índices (j > start + i), sem torch.triu/torch.tril "
+                  "(são o oráculo dos testes).")
