@@ -194,7 +194,7 @@ class _ContaProdutos(_Observador):
     def __init__(self, nome="", minimo=0):
         super().__init__(nome, minimo)
         self.nome, self.minimo = nome, minimo
-        self.produtos = 0
+        self.produtos = self.instrucoes = 0
 
     def argumentos(self):
         return ("", self.minimo)        # o nome do caso fica no corretor (pode ser de um teste oculto)
@@ -209,6 +209,8 @@ class _ContaProdutos(_Observador):
         else:                           # até o 3.10: uma instrução para cada operação
             self._op, self._args = None, {dis.opmap["BINARY_MULTIPLY"], dis.opmap["INPLACE_MULTIPLY"]}
         self._ns = globals()            # as funções do notebook (as suas) vivem aqui
+        self._proprios = {f.__code__ for c in type(self).__mro__ for f in vars(c).values()
+                          if hasattr(f, "__code__")}     # as deste observador não contam
         self._antes = _sys.gettrace()
         super().iniciar()
         _sys.settrace(self._chamada)
@@ -218,14 +220,15 @@ class _ContaProdutos(_Observador):
         super().parar()
 
     def _chamada(self, quadro, evento, arg):
-        if quadro.f_globals is not self._ns:
-            return None                 # código de bibliotecas: não conta
+        if quadro.f_globals is not self._ns or quadro.f_code in self._proprios:
+            return None                 # código de bibliotecas (e deste observador): não conta
         quadro.f_trace_opcodes = True
         quadro.f_trace_lines = False
         return self._instrucao
 
     def _instrucao(self, quadro, evento, arg):
         if evento == "opcode":
+            self.instrucoes += 1
             codigo, i = quadro.f_code.co_code, quadro.f_lasti
             if self._op is None:
                 if codigo[i] in self._args:
@@ -235,18 +238,38 @@ class _ContaProdutos(_Observador):
         return self._instrucao
 
     def relatorio(self):
-        return {"produtos": self.produtos}
+        return {"produtos": self.produtos, "instrucoes": self.instrucoes}
 
     def verificar(self, relatorio):
-        produtos = relatorio["produtos"]
-        if type(produtos) is not int or produtos < 0:
+        produtos, instrucoes = relatorio["produtos"], relatorio["instrucoes"]
+        if type(produtos) is not int or produtos < 0 or type(instrucoes) is not int or instrucoes < 0:
             raise TypeError("relatório malformado")
+        self.produtos, self.instrucoes = produtos, instrucoes
         if produtos < self.minimo:
             raise FalhaNoTeste(
                 f"{self.nome}: os seus laços fizeram {produtos} multiplicaç{'ão' if produtos == 1 else 'ões'} `*` "
                 f"para {self.minimo} pares (i, j); a conta tem de passar pelos laços, com ao menos um produto "
                 "Q[i, ...] * K[j, ...] para cada par. Um laço que não faz a conta, ao lado de um produto pronto "
                 "ou de uma difusão somada, não vale.")
+
+
+def _sem_laco_python(nome, com_o_que, chamadas):
+    """Falha se o número de instruções Python executadas pelas suas funções muda entre as chamadas
+    (que diferem só em `com_o_que`): um laço em Python sobre o lote ou as posições, em NumPy ou em
+    torch, faz esse número crescer; a versão vetorizada executa as mesmas. `chamadas`: lista de
+    (rótulo, f, args). Devolve os resultados, na ordem."""
+    __tracebackhide__ = True
+    contagens, resultados = [], []
+    for rotulo, f, args in chamadas:
+        with _ContaProdutos(f"{nome} com {rotulo}", 0) as conta:
+            resultados.append(_chamar(f"{nome} com {rotulo}", f, *args))
+        contagens.append((rotulo, conta.instrucoes))
+    if len({n for _, n in contagens}) > 1:
+        lista = "; ".join(f"{rotulo}: {n}" for rotulo, n in contagens)
+        raise FalhaNoTeste(
+            f"{nome}: o número de instruções Python executadas mudou com {com_o_que} ({lista}): há um laço "
+            f"em Python sobre {com_o_que}. Trate tudo de uma vez, com operações sobre o array inteiro.")
+    return resultados
 
 
 class _SemTriangular(_Observador):

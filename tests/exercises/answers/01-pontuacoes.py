@@ -51,6 +51,28 @@ PLANTED = [
         zero=("test_scores_loops",),
     ),
     Planted(
+        why="laço sobre o lote, por recursão numa compreensão (o enunciado pede sem laços)",
+        cells={"scores": (
+            "def scores(q, k):\n"
+            "    if q.ndim > 2:\n"
+            "        partes = [scores(q[b], k[b]) for b in range(q.shape[0])]\n"
+            "        return torch.stack(partes) if isinstance(q, torch.Tensor) else np.stack(partes)\n"
+            "    return q @ k.T\n")},
+        zero=("test_scores_vetorizado",),
+    ),
+    Planted(
+        why="laço sobre as posições de q (uma linha de S por vez), com map",
+        cells={"scores": (
+            "def _linha(kt):\n"
+            "    return lambda qi: qi[..., None, :] @ kt\n\n"
+            "def scores(q, k):\n"
+            "    kt = k.swapaxes(-2, -1)\n"
+            "    linhas = list(map(_linha(kt), (q[..., i, :] for i in range(q.shape[-2]))))\n"
+            "    junta = torch.cat if isinstance(q, torch.Tensor) else np.concatenate\n"
+            "    return junta(linhas, -2)\n")},
+        zero=("test_scores_vetorizado",),
+    ),
+    Planted(
         why="errada: troca q e k (S = K Qᵀ, a transposta)",
         cells={"scores": (
             "def scores(q, k):\n"
