@@ -185,6 +185,19 @@ FAIR = [
                 "def scores(q, k):\n"
                 "    kt = k.swapaxes(-2, -1) if isinstance(k, np.ndarray) else k.mT\n"
                 "    return np.matmul(q, kt) if isinstance(q, np.ndarray) else torch.matmul(q, kt)\n"),
+            "scores_checked": (
+                "def scores_checked(q, k):\n"
+                "    if q.shape[-1] == k.shape[-1]:\n"
+                "        return scores(q, k)\n"
+                "    raise ValueError('q' + str(list(q.shape)) + ' e k' + str(list(k.shape)) + ' com d diferentes')\n"),
+            "custo": (
+                "def count_scores(T, n_heads, n_layers, batch=1):\n"
+                "    total = 1\n"
+                "    for fator in (batch, n_layers, n_heads, T, T):\n"
+                "        total *= int(fator)\n"
+                "    return total\n\n\n"
+                "def scores_bytes(T, bytes_per_element):\n"
+                "    return int(T) ** 2 * int(bytes_per_element)\n"),
         },
     ),
 ]
