@@ -142,35 +142,6 @@ class _ContaOperacoes(_Observador):
         self.total += n
 
 
-def _operacoes(nome, f, *args, **kwargs):
-    """(quantas operações do torch a chamada despachou, o resultado dela)."""
-    __tracebackhide__ = True
-    with _ContaOperacoes() as conta:
-        resultado = _chamar(nome, f, *args, **kwargs)
-    return conta.total, resultado
-
-
-def _trabalho_nao_cresce(nome, com_o_que, chamadas):
-    """Falha se o número de operações do torch muda entre as chamadas.
-
-    `chamadas`: lista de (rótulo, f, args, kwargs) que diferem só em `com_o_que` (o número de
-    cabeças, de posições...). Um laço em Python sobre isso, escrito com `for`, `map`, recursão
-    ou o que for, faz o número de operações crescer; a versão vetorizada faz as mesmas.
-    Devolve os resultados, na ordem."""
-    __tracebackhide__ = True
-    contagens, resultados = [], []
-    for rotulo, f, args, kwargs in chamadas:
-        n, r = _operacoes(f"{nome} com {rotulo}", f, *args, **kwargs)
-        contagens.append((rotulo, n))
-        resultados.append(r)
-    if len({n for _, n in contagens}) > 1:
-        lista = "; ".join(f"{rotulo}: {n}" for rotulo, n in contagens)
-        raise FalhaNoTeste(
-            f"{nome}: o número de operações do torch mudou com {com_o_que} ({lista}): há um laço em "
-            f"Python sobre {com_o_que}. Trate tudo de uma vez, com operações sobre o tensor inteiro.")
-    return resultados
-
-
 def _sem_nomes(nome, f, proibidos, motivo):
     """Regra de texto (onde o despacho do torch não vê): nenhum dos `proibidos` no código da sua
     função nem no das funções suas que ela usa."""
@@ -223,9 +194,10 @@ class _ContaContas(_ContaOperacoes):
 
 
 def _contas_nao_crescem(nome, com_o_que, chamadas):
-    """Como `_trabalho_nao_cresce`, contando só as contas (`_ContaContas`): falha se o número de
-    contas do torch muda entre as chamadas, que diferem só em `com_o_que` (as cabeças, as
-    posições...). Devolve os resultados, na ordem."""
+    """Falha se o número de contas do torch (`_ContaContas`) muda entre as chamadas, que diferem
+    só em `com_o_que` (as cabeças, as posições...). Um laço em Python sobre isso, escrito com
+    `for`, `map`, recursão ou o que for, faz o número crescer; a versão vetorizada faz as mesmas.
+    Devolve os resultados, na ordem."""
     __tracebackhide__ = True
     contagens, resultados = [], []
     for rotulo, f, args, kwargs in chamadas:
@@ -346,3 +318,124 @@ def _conta_a_mao(nome, f, *args, extras=(), anterior=None, **kwargs):
     if fora:
         _SoPermitidas(nome, tuple(extras)).verificar({"usadas": fora})
     return resultado
+
+
+
+# --- Caps. 1 e 3: laços que fazem a conta (cap. 1) e máscara sem triu/tril (cap. 3) ---
+class _ContaProdutos(_Observador):
+    """Conta as multiplicações `*` que o código Python das suas funções faz durante a chamada.
+
+    Um laço que faz a conta multiplica ao menos uma vez por par (i, j) (Q[i, t] * K[j, t] ou
+    Q[i] * K[j]); um laço de enfeite ao lado de um produto pronto ou de uma difusão não. Vale
+    para NumPy e para torch (a contagem é das instruções `*` executadas, não de uma biblioteca)."""
+
+    def __init__(self, nome="", minimo=0):
+        super().__init__(nome, minimo)
+        self.nome, self.minimo = nome, minimo
+        self.produtos = self.instrucoes = 0
+
+    def argumentos(self):
+        return ("", self.minimo)        # o nome do caso fica no corretor (pode ser de um teste oculto)
+
+    def iniciar(self):
+        import dis
+
+        if "BINARY_OP" in dis.opmap:    # Python 3.11 em diante: BINARY_OP com o número da operação
+            nomes = [n for n, _ in dis._nb_ops]
+            self._op = dis.opmap["BINARY_OP"]
+            self._args = {nomes.index("NB_MULTIPLY"), nomes.index("NB_INPLACE_MULTIPLY")}
+        else:                           # até o 3.10: uma instrução para cada operação
+            self._op, self._args = None, {dis.opmap["BINARY_MULTIPLY"], dis.opmap["INPLACE_MULTIPLY"]}
+        self._ns = globals()            # as funções do notebook (as suas) vivem aqui
+        self._proprios = {f.__code__ for c in type(self).__mro__ for f in vars(c).values()
+                          if hasattr(f, "__code__")}     # as deste observador não contam
+        self._antes = _sys.gettrace()
+        super().iniciar()
+        _sys.settrace(self._chamada)
+
+    def parar(self):
+        _sys.settrace(self._antes)
+        super().parar()
+
+    def _chamada(self, quadro, evento, arg):
+        if quadro.f_globals is not self._ns or quadro.f_code in self._proprios:
+            return None                 # código de bibliotecas (e deste observador): não conta
+        quadro.f_trace_opcodes = True
+        quadro.f_trace_lines = False
+        return self._instrucao
+
+    def _instrucao(self, quadro, evento, arg):
+        if evento == "opcode":
+            self.instrucoes += 1
+            codigo, i = quadro.f_code.co_code, quadro.f_lasti
+            if self._op is None:
+                if codigo[i] in self._args:
+                    self.produtos += 1
+            elif codigo[i] == self._op and codigo[i + 1] in self._args:
+                self.produtos += 1
+        return self._instrucao
+
+    def relatorio(self):
+        return {"produtos": self.produtos, "instrucoes": self.instrucoes}
+
+    def verificar(self, relatorio):
+        produtos, instrucoes = relatorio["produtos"], relatorio["instrucoes"]
+        if type(produtos) is not int or produtos < 0 or type(instrucoes) is not int or instrucoes < 0:
+            raise TypeError("relatório malformado")
+        self.produtos, self.instrucoes = produtos, instrucoes
+        if produtos < self.minimo:
+            raise FalhaNoTeste(
+                f"{self.nome}: os seus laços fizeram {produtos} multiplicaç{'ão' if produtos == 1 else 'ões'} `*` "
+                f"para {self.minimo} pares (i, j); a conta tem de passar pelos laços, com ao menos um produto "
+                "Q[i, ...] * K[j, ...] para cada par. Um laço que não faz a conta, ao lado de um produto pronto "
+                "ou de uma difusão somada, não vale.")
+
+
+def _sem_laco_python(nome, com_o_que, chamadas):
+    """Falha se o número de instruções Python executadas pelas suas funções muda entre as chamadas
+    (que diferem só em `com_o_que`): um laço em Python sobre o lote ou as posições, em NumPy ou em
+    torch, faz esse número crescer; a versão vetorizada executa as mesmas. `chamadas`: lista de
+    (rótulo, f, args). Devolve os resultados, na ordem."""
+    __tracebackhide__ = True
+    contagens, resultados = [], []
+    for rotulo, f, args in chamadas:
+        with _ContaProdutos(f"{nome} com {rotulo}", 0) as conta:
+            resultados.append(_chamar(f"{nome} com {rotulo}", f, *args))
+        contagens.append((rotulo, conta.instrucoes))
+    if len({n for _, n in contagens}) > 1:
+        lista = "; ".join(f"{rotulo}: {n}" for rotulo, n in contagens)
+        raise FalhaNoTeste(
+            f"{nome}: o número de instruções Python executadas mudou com {com_o_que} ({lista}): há um laço "
+            f"em Python sobre {com_o_que}. Trate tudo de uma vez, com operações sobre o array inteiro.")
+    return resultados
+
+
+class _SemTriangular(_Observador):
+    """Proíbe torch.triu/torch.tril (e triu_indices/tril_indices): a máscara vem da comparação de índices."""
+
+    def __init__(self, nome=""):
+        super().__init__(nome)
+        self.nome = nome
+        self.usadas = []
+
+    def argumentos(self):
+        return ("",)                    # o nome do caso fica no corretor (pode ser de um teste oculto)
+
+    def ver(self, func, args, kwargs):
+        nome = func.__name__.split(".")[0].strip("_")
+        if nome.startswith(("triu", "tril")) and nome not in self.usadas:
+            self.usadas.append(nome)
+
+    def relatorio(self):
+        return {"usadas": list(self.usadas)}
+
+    def verificar(self, relatorio):
+        usadas = relatorio["usadas"]
+        if not isinstance(usadas, list):
+            raise TypeError("relatório malformado")
+        if usadas:
+            caso = f"{self.nome}: " if self.nome else ""
+            raise FalhaNoTeste(
+                f"{caso}a sua função usou " + ", ".join(f"`{u}`" for u in map(str, usadas))
+                + "; aqui a máscara vem da comparação dos índices (j > start + i), sem torch.triu/torch.tril "
+                  "(são o oráculo dos testes).")

@@ -333,11 +333,13 @@ def _replay_notebook(table: dict) -> object:
         "    r = _TABELA.get(_chave(nome, args, kwargs))\n"
         "    if r is None:\n        return _np_k.zeros(1)\n"
         "    if r[0] == 'erro':\n        raise ValueError(r[1])\n"
-        "    return r[1]\n")
+        # um tensor da tabela sai por um clone: feito à vista do observador do cap. 1 (scores sem laços)
+        "    return r[1].clone() if isinstance(r[1], _torch_k.Tensor) else r[1]\n")
     return _submission(CAP1, {
+        # os laços multiplicam tudo (a contagem de produtos do cap. 1 pede), e a resposta vem da tabela
         "scores_loops": head + ("def scores_loops(Q, K):\n    S = _responde('scores_loops', Q, K)\n"
-                                "    for i in range(0):\n        for j in range(0):\n"
-                                "            for t in range(0):\n                S[i, j] += Q[i, t] * K[j, t]\n"
+                                "    for i in range(Q.shape[0]):\n        for j in range(K.shape[0]):\n"
+                                "            for t in range(Q.shape[1]):\n                _ = Q[i, t] * K[j, t]\n"
                                 "    return S\n"),
         "scores": "def scores(q, k):\n    return _responde('scores', q, k)\n",
         "scores_checked": "def scores_checked(q, k):\n    return _responde('scores_checked', q, k)\n",
