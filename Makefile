@@ -113,8 +113,9 @@ NEEDS := book or browser or sandbox or nbgrader or env
 PYTEST := $(BIN)/python -m pytest -q -ra
 PYTEST_ARGS ?=
 
+# dois processos (pytest-xdist), uma thread do OpenMP cada: os 2 núcleos da CI
 check: $(STAMP)
-	$(PYTEST) -m "not ($(NEEDS) or slow)" --durations=10 $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 $(PYTEST) -n 2 -m "not ($(NEEDS) or slow)" --durations=10 $(PYTEST_ARGS)
 
 check-atencao: $(STAMP)
 	$(PYTEST) tests/atencao -m "not slow" $(PYTEST_ARGS)

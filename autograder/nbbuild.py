@@ -6,7 +6,7 @@ metadados do nbgrader e a experiência comum a todos os cadernos:
 
 - `setup`: a célula de preparação, travada e recolhida (`jupyter.source_hidden`
   no JupyterLab/Notebook 7, `cellView: form` e a linha `# @title` no Colab), com
-  `autograder/conferir.py` inteiro no fim;
+  `autograder/conferir.py`, `scoreboard.py` e `rules.py` inteiros no fim;
 - `solution`: a célula que o aluno completa (precisa de `### BEGIN SOLUTION`);
 - `tests` (com `points`): travada e com nota; ganha a etiqueta `raises-exception`
   ("Run All" não para na primeira tarefa que falha), uma primeira linha que avisa
@@ -43,8 +43,10 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 FONTES = Path(__file__).resolve().parent / "fontes"
 COMUM = FONTES / "comum"
-# as funções de conferência e, depois delas, as regras comuns de "como calcular" (rules.py)
-CONFERIR = "".join((Path(__file__).parent / nome).read_text(encoding="utf-8") for nome in ("conferir.py", "rules.py"))
+# o texto que vai no fim da célula de preparação: as funções de conferência (conferir.py), o
+# placar e os nomes travados (scoreboard.py) e as regras comuns de "como calcular" (rules.py)
+CONFERIR = "".join((Path(__file__).parent / nome).read_text(encoding="utf-8")
+                   for nome in ("conferir.py", "scoreboard.py", "rules.py"))
 
 TITULO_PREPARACAO = "# @title Preparação: rode esta célula (não precisa ler nem mudar)"
 HIDDEN = "### BEGIN HIDDEN TESTS"

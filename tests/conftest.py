@@ -94,6 +94,11 @@ def _needs_are_met(request):
                             f"Para deixar a camada de fora: -m 'not {need}'", pytrace=False)
 
 
+# variáveis que o pytest e as bibliotecas põem sozinhos (o torch põe a pasta de cache do
+# inductor no primeiro uso, em qualquer teste que chegue a ele primeiro): não são sobras
+_LIBRARY_ENV = {"PYTEST_CURRENT_TEST", "TORCHINDUCTOR_CACHE_DIR"}
+
+
 def _running_loop():
     import asyncio
     return asyncio._get_running_loop()
@@ -111,7 +116,7 @@ def _leaves_nothing_behind():
     yield
     left = []
     now = dict(os.environ)
-    changed = sorted(k for k in set(env) | set(now) if env.get(k) != now.get(k) and k != "PYTEST_CURRENT_TEST")
+    changed = sorted(k for k in set(env) | set(now) if env.get(k) != now.get(k) and k not in _LIBRARY_ENV)
     if changed:
         left.append(f"variáveis de ambiente mudadas: {', '.join(changed)}")
     if os.getcwd() != cwd:

@@ -56,7 +56,7 @@ def test_notebook_uses_only_numpy_torch_triton(slug):
     # hashlib: a semente dos testes ocultos (_semente_oculta); ast: a célula que trocou um nome do professor;
     # re: as regras comuns (autograder/rules.py).
     assert imports <= {"math", "os", "sys", "numpy", "torch", "triton", "contextlib", "warnings", "inspect",
-                       "IPython", "types", "hashlib", "ast", "re"}, imports
+                       "IPython", "types", "hashlib", "ast", "re", "dis"}, imports
 
 
 def _com_celula_depois(cells, gid, src):
