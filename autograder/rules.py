@@ -348,7 +348,7 @@ class _ContaProdutos(_Observador):
             self._op, self._args = None, {dis.opmap["BINARY_MULTIPLY"], dis.opmap["INPLACE_MULTIPLY"]}
         self._ns = globals()            # as funções do notebook (as suas) vivem aqui
         self._proprios = {f.__code__ for c in type(self).__mro__ for f in vars(c).values()
-                          if hasattr(f, "__code__")}     # as deste observador não contam
+                          if hasattr(f, "__code__")}     # as desta regra não contam
         self._antes = _sys.gettrace()
         super().iniciar()
         _sys.settrace(self._chamada)
@@ -359,7 +359,7 @@ class _ContaProdutos(_Observador):
 
     def _chamada(self, quadro, evento, arg):
         if quadro.f_globals is not self._ns or quadro.f_code in self._proprios:
-            return None                 # código de bibliotecas (e deste observador): não conta
+            return None                 # código de bibliotecas (e desta regra): não conta
         quadro.f_trace_opcodes = True
         quadro.f_trace_lines = False
         return self._instrucao

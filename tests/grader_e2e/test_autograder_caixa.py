@@ -666,7 +666,7 @@ def f(x):
 
 HUGE_SCRIPT = """
 import asyncio, json, resource, sys
-sys.path.insert(0, sys.argv[1])
+sys.path[:0] = [sys.argv[1], str(__import__("pathlib").Path(sys.argv[1]).parent / "support")]
 import nbformat
 import test_autograder_caixa as t
 from autograder import sandbox

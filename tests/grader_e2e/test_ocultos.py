@@ -217,6 +217,7 @@ def _hidden_inputs(slug: str, seed: str | None, monkeypatch) -> dict[str, list[l
             for rule in ("_sem_produto_pronto", "_sem_laco"):      # regras de texto: não é o que se mede
                 if rule in ns:
                     ns[rule] = lambda *a, **k: None
+                    ns.get("_TRAVADOS", {}).pop(rule, None)   # e o placar não põe a regra de volta
     return out
 
 

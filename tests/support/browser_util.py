@@ -272,13 +272,20 @@ class Recorder:
         context.route(lambda url: not is_local(url, base), self._block)
         page.on("console", self._console)
         page.on("pageerror", lambda exc: self._add("page_errors", str(exc)))
-        page.on("requestfailed", lambda req: self._add(
-            "failed_requests", f"{req.url} ({req.failure})"))
+        page.on("requestfailed", self._failed)
         page.on("response", self._response)
 
     def _add(self, attr: str, value: str):
         if self.current is not None:
             getattr(self.current, attr).append(value)
+
+    def _failed(self, req):
+        # O ícone da aba é pedido com prioridade baixa, e o Chromium o cancela (ERR_ABORTED) quando
+        # a página navega antes de ele chegar (a busca muda a URL logo ao abrir): não é um arquivo
+        # que falta. Outro cancelamento, ou outra falha, continua sendo um problema da página.
+        if req.failure == "net::ERR_ABORTED" and req.url.split("?")[0].endswith("/_static/favicon.svg"):
+            return
+        self._add("failed_requests", f"{req.url} ({req.failure})")
 
     def _block(self, route):
         # Nenhuma requisição sai do localhost: o livro precisa abrir sem internet.
