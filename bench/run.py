@@ -59,7 +59,10 @@ def bench_build_and_tests() -> None:
     if not (ROOT / "_build" / "html" / "index.html").exists():
         sys.exit(f"{' '.join(build)} não construiu _build/html")
     cached = timed(build)
-    tests = timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"])
+    needs = "book or browser or sandbox or nbgrader or env"
+    check = timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+                   "-m", f"not ({needs} or slow)"], env={**os.environ, "OMP_NUM_THREADS": "1"})
+    tests = timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", f"{needs} or slow"])
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     write_section("build", "\n".join([
         "## Construção do livro e testes",
@@ -70,9 +73,10 @@ def bench_build_and_tests() -> None:
         "|---|---|",
         f"| `jupyter-book build` limpo (executa todos os capítulos) | {fmt_num(clean, 1)} s |",
         f"| `jupyter-book build` com cache (nada mudou) | {fmt_num(cached, 1)} s |",
-        f"| `pytest` (bateria inteira, livro já construído) | {fmt_num(tests, 1)} s |",
+        f"| `make check` (a camada rápida, 2 processos) | {fmt_num(check, 1)} s |",
+        f"| as outras camadas de `make test` (livro já construído) | {fmt_num(tests, 1)} s |",
     ]))
-    print(f"livro limpo {clean:.1f} s, com cache {cached:.1f} s, testes {tests:.1f} s")
+    print(f"livro limpo {clean:.1f} s, com cache {cached:.1f} s, check {check:.1f} s, outras camadas {tests:.1f} s")
 
 
 def main(argv: list[str] | None = None) -> int:
