@@ -220,7 +220,8 @@ _TAMPER_NAMES = {
     "_get_current_function_mode_stack", "_Observador", "_ModoDeDespacho", "_sem_atalhos", "_SoBlocos",
     "_SemMatrizTxT", "relatorio_da_chamada", "observadores", "_encode_tensor", "_OPS",
     # as regras comuns de autograder/rules.py
-    "_SoPermitidas", "_so_permitidas", "_ModoDeFuncoes", "_VigiaDeFuncoes", "_sem_atencao_pronta",
+    "_OperacoesUsadas", "_SoPermitidas", "_so_permitidas", "_ModoDeFuncoes", "_VigiaDeFuncoes",
+    "_sem_atencao_pronta",
     "_ContaOperacoes", "_ContaContas", "_sem_norma_pronta", "ver_funcao",
 }
 _TAMPER_PREFIXES = ("_autograder",)

@@ -1,7 +1,23 @@
 
 
 # --- Regras de COMO calcular, comuns aos cadernos (vêm depois das funções de conferência) ---
-class _SoPermitidas(_Observador):
+class _OperacoesUsadas(_Observador):
+    """Uma regra que anota as operações do torch que a sua função não podia usar (`self.usadas`)
+    e falha com `mensagem(lista)`; o nome do caso fica no corretor (pode ser de um teste oculto)."""
+
+    def relatorio(self):
+        return {"usadas": list(self.usadas)}
+
+    def verificar(self, relatorio):
+        usadas = relatorio["usadas"]
+        if not isinstance(usadas, list):
+            raise TypeError("relatório malformado")
+        if usadas:
+            caso = f"{self.nome}: " if self.nome else ""
+            raise FalhaNoTeste(caso + self.mensagem(", ".join(f"`{u}`" for u in map(str, usadas))))
+
+
+class _SoPermitidas(_OperacoesUsadas):
     """Só as operações de uma lista: as contas que a tarefa pede que você escreva à mão.
 
     Serve onde a ideia da tarefa é justamente a conta (a softmax estável, o logsumexp, o
@@ -53,21 +69,11 @@ class _SoPermitidas(_Observador):
         if nome not in self.usadas and len(self.usadas) < 20:
             self.usadas.append(nome)
 
-    def relatorio(self):
-        return {"usadas": list(self.usadas)}
-
-    def verificar(self, relatorio):
-        usadas = relatorio["usadas"]
-        if not isinstance(usadas, list):
-            raise TypeError("relatório malformado")
-        if usadas:
-            caso = f"{self.nome}: " if self.nome else ""
-            raise FalhaNoTeste(
-                f"{caso}use a sua própria conta: a sua função usou "
-                + ", ".join(f"`{u}`" for u in map(str, usadas))
-                + ", fora das operações desta tarefa (aritmética, exp e log, comparações, máximo e "
-                  "soma, produtos de matrizes, visões e cópias). A ideia aqui é escrever essa conta "
-                  "você mesmo.")
+    @staticmethod
+    def mensagem(lista):
+        return (f"use a sua própria conta: a sua função usou {lista}, fora das operações desta tarefa "
+                "(aritmética, exp e log, comparações, máximo e soma, produtos de matrizes, visões e "
+                "cópias). A ideia aqui é escrever essa conta você mesmo.")
 
 
 def _so_permitidas(nome="", *extras):
@@ -410,7 +416,7 @@ def _sem_laco_python(nome, com_o_que, chamadas):
     return resultados
 
 
-class _SemTriangular(_Observador):
+class _SemTriangular(_OperacoesUsadas):
     """Proíbe torch.triu/torch.tril (e triu_indices/tril_indices): a máscara vem da comparação de índices."""
 
     def __init__(self, nome=""):
@@ -426,16 +432,7 @@ class _SemTriangular(_Observador):
         if nome.startswith(("triu", "tril")) and nome not in self.usadas:
             self.usadas.append(nome)
 
-    def relatorio(self):
-        return {"usadas": list(self.usadas)}
-
-    def verificar(self, relatorio):
-        usadas = relatorio["usadas"]
-        if not isinstance(usadas, list):
-            raise TypeError("relatório malformado")
-        if usadas:
-            caso = f"{self.nome}: " if self.nome else ""
-            raise FalhaNoTeste(
-                f"{caso}a sua função usou " + ", ".join(f"`{u}`" for u in map(str, usadas))
-                + "; aqui a máscara vem da comparação dos índices (j > start + i), sem torch.triu/torch.tril "
-                  "(são o oráculo dos testes).")
+    @staticmethod
+    def mensagem(lista):
+        return (f"a sua função usou {lista}; aqui a máscara vem da comparação dos índices (j > start + i), "
+                "sem torch.triu/torch.tril (são o oráculo dos testes).")
