@@ -198,3 +198,95 @@ FAIR = [
         ),
     ),
 ]
+
+# Tarefas 2 a 4 (contagem dos blocos, passo de volta de um par de blocos, passo de volta completo):
+# outras maneiras certas de escrever cada uma.
+FAIR += [
+    Fair(
+        why="contagem por laços sobre os pares de blocos; passo de volta em float64 com einsum e torch.where; "
+            "passo completo com as consultas no laço de fora e a máscara por comparação de índices",
+        cells={
+            "causal_blocks": (
+                "def causal_blocks(T, block):\n"
+                "    n = math.ceil(T / block)\n"
+                "    feitos = sum(1 for i in range(n) for j in range(n) if j <= i)\n"
+                "    print('blocos:', n, 'x', n)\n"
+                "    return feitos, n * n - feitos\n"),
+            "block_backward": (
+                "def block_backward(q_i, k_j, v_j, do_i, lse_i, D_i, mask=None):\n"
+                "    dt = q_i.dtype\n"
+                "    q, k, v, do = (t.double() for t in (q_i, k_j, v_j, do_i))\n"
+                "    c = 1.0 / math.sqrt(q.shape[-1])\n"
+                "    s = torch.einsum('...id,...jd->...ij', q, k) * c\n"
+                "    p = torch.exp(s - lse_i.double().unsqueeze(-1))\n"
+                "    if mask is not None:\n"
+                "        p = torch.where(mask, torch.zeros_like(p), p)\n"
+                "    dv = torch.einsum('...ij,...id->...jd', p, do)\n"
+                "    dp = torch.einsum('...id,...jd->...ij', do, v)\n"
+                "    ds = p * (dp - D_i.double().unsqueeze(-1))\n"
+                "    dq = torch.einsum('...ij,...jd->...id', ds, k) * c\n"
+                "    dk = torch.einsum('...ij,...id->...jd', ds, q) * c\n"
+                "    return dq.to(dt), dk.to(dt), dv.to(dt)\n"),
+            "flash_backward": (
+                "def flash_backward(q, k, v, out, lse, dout, causal=True, block=32):\n"
+                "    T = q.shape[-2]\n"
+                "    D = torch.einsum('...td,...td->...t', dout, out)\n"
+                "    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)\n"
+                "    for i0 in range(0, T, block):\n"
+                "        i1 = min(i0 + block, T)\n"
+                "        ultimo = i1 if causal else T\n"
+                "        for j0 in range(0, ultimo, block):\n"
+                "            j1 = min(j0 + block, T)\n"
+                "            futuro = (torch.arange(j0, j1).unsqueeze(0) > torch.arange(i0, i1).unsqueeze(1)) if causal else None\n"
+                "            a, b, c = block_backward(q[..., i0:i1, :], k[..., j0:j1, :], v[..., j0:j1, :],\n"
+                "                                     dout[..., i0:i1, :], lse[..., i0:i1], D[..., i0:i1], futuro)\n"
+                "            dq[..., i0:i1, :] += a\n"
+                "            dk[..., j0:j1, :] += b\n"
+                "            dv[..., j0:j1, :] += c\n"
+                "    return dq, dk, dv\n"),
+        },
+    ),
+    Fair(
+        why="contagem pela fórmula com divmod; passo de volta com .mT e a máscara somada como −∞; "
+            "passo completo acumulando em listas e somando no fim",
+        cells={
+            "causal_blocks": (
+                "def causal_blocks(T, block):\n"
+                "    q, r = divmod(T, block)\n"
+                "    n = q + (1 if r else 0)\n"
+                "    return n * (n + 1) // 2, n * (n - 1) // 2\n"),
+            "block_backward": (
+                "def block_backward(q_i, k_j, v_j, do_i, lse_i, D_i, mask=None):\n"
+                "    escala = q_i.shape[-1] ** -0.5\n"
+                "    s = q_i @ k_j.mT * escala\n"
+                "    if mask is not None:\n"
+                "        s = s + torch.zeros_like(s).masked_fill(mask, float('-inf'))\n"
+                "    p = (s - lse_i.unsqueeze(-1)).exp()\n"
+                "    ds = p * (do_i @ v_j.mT - D_i.unsqueeze(-1))\n"
+                "    return ds @ k_j * escala, ds.mT @ q_i * escala, p.mT @ do_i\n"),
+            "flash_backward": (
+                "def flash_backward(q, k, v, out, lse, dout, causal=True, block=32):\n"
+                "    T = q.shape[-2]\n"
+                "    D = (dout * out).sum(-1)\n"
+                "    partes_q = {i0: [] for i0 in range(0, T, block)}\n"
+                "    partes_k = {j0: [] for j0 in range(0, T, block)}\n"
+                "    partes_v = {j0: [] for j0 in range(0, T, block)}\n"
+                "    for j0 in range(0, T, block):\n"
+                "        j1 = min(j0 + block, T)\n"
+                "        for i0 in range(0, T, block):\n"
+                "            i1 = min(i0 + block, T)\n"
+                "            if causal and i1 <= j0:\n"
+                "                continue\n"
+                "            m = (torch.arange(j0, j1)[None, :] > torch.arange(i0, i1)[:, None]) if causal else None\n"
+                "            a, b, c = block_backward(q[..., i0:i1, :], k[..., j0:j1, :], v[..., j0:j1, :],\n"
+                "                                     dout[..., i0:i1, :], lse[..., i0:i1], D[..., i0:i1], m)\n"
+                "            partes_q[i0].append(a)\n"
+                "            partes_k[j0].append(b)\n"
+                "            partes_v[j0].append(c)\n"
+                "    dq = torch.cat([sum(partes_q[i0]) for i0 in sorted(partes_q)], dim=-2)\n"
+                "    dk = torch.cat([sum(partes_k[j0]) for j0 in sorted(partes_k)], dim=-2)\n"
+                "    dv = torch.cat([sum(partes_v[j0]) for j0 in sorted(partes_v)], dim=-2)\n"
+                "    return dq, dk, dv\n"),
+        },
+    ),
+]
