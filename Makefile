@@ -113,6 +113,14 @@ NEEDS := book or browser or sandbox or nbgrader or env
 PYTEST := $(BIN)/python -m pytest -q -ra
 PYTEST_ARGS ?=
 
+# As camadas lentas em processos do pytest-xdist, por grupos (tests/conftest.py, "Grupos do
+# pytest-xdist"): cada turma corrigida e cada ambiente novo uma vez, os grupos caros primeiro.
+# Mais processos que núcleos: boa parte do tempo dessas camadas é espera (o pip, o Chromium
+# desenhando, kernels e subprocessos subindo), e um processo parado deixa o núcleo para outro.
+SLOW_WORKERS ?= 3
+XDIST_GROUPS = -n $(SLOW_WORKERS) --dist loadgroup --no-loadscope-reorder
+BOOK_LOG := .cache/livro.log
+
 # dois processos (pytest-xdist), uma thread do OpenMP cada: os 2 núcleos da CI
 check: $(STAMP)
 	OMP_NUM_THREADS=1 $(PYTEST) -n 2 -m "not ($(NEEDS) or slow)" --durations=10 $(PYTEST_ARGS)
@@ -141,13 +149,18 @@ e2e-site: $(STAMP) $(APT_STAMP) book
 e2e-env: $(STAMP)
 	$(PYTEST) tests/env --durations=10 $(PYTEST_ARGS)
 
+# O livro é construído ao lado do `check` (um kernel por vez: sobra núcleo), com a saída em
+# $(BOOK_LOG); se o `check` falha, o livro é interrompido e o `make test` para ali.
 test: $(STAMP) $(APT_STAMP)
-	@echo "== make check: a camada rápida (para aqui se falhar) =="
-	$(MAKE) --no-print-directory check
-	@echo "== o livro =="
-	$(MAKE) --no-print-directory book
-	@echo "== as outras camadas: $(NEEDS), slow =="
-	$(PYTEST) -m "$(NEEDS) or slow" --durations=25 $(PYTEST_ARGS)
+	@mkdir -p .cache
+	@echo "== make check: a camada rápida (para aqui se falhar); o livro é construído ao lado, em $(BOOK_LOG) =="
+	@setsid $(MAKE) --no-print-directory book > $(BOOK_LOG) 2>&1 & book=$$!; \
+	if ! $(MAKE) --no-print-directory check; then kill -- -$$book 2>/dev/null || true; wait $$book 2>/dev/null || true; exit 1; fi; \
+	echo "== o livro (make book) =="; \
+	if ! wait $$book; then cat $(BOOK_LOG); echo "erro: o livro não foi construído (a saída inteira está acima)"; exit 1; fi; \
+	grep -E "Executed notebook|build succeeded|livro em" $(BOOK_LOG) | sed -E 's/^.*\/book\//book\//' || true
+	@echo "== as outras camadas: $(NEEDS), slow ($(SLOW_WORKERS) processos) =="
+	OMP_NUM_THREADS=1 $(PYTEST) $(XDIST_GROUPS) -m "$(NEEDS) or slow" --durations=25 $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

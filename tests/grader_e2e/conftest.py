@@ -46,7 +46,8 @@ def turma(arquivos):
 def exercises_class(tmp_path_factory):
     """Todos os cadernos do curso numa turma só, corrigida uma vez pela linha de comando:
     `solucao` e `branco` entregam cada caderno (a solução de referência; o distribuído intocado),
-    e cada resposta plantada ou justa de tests/exercises/answers é um aluno."""
+    e as respostas plantadas e justas de tests/exercises/answers, em pacotes compatíveis (um
+    aluno por pacote; `answers.cli.packs`), cada uma conferida pelo próprio contrato."""
     import csv
 
     import nbformat
@@ -55,7 +56,7 @@ def exercises_class(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("cadernos")
     subs, ws = base / "entregas", base / "ws"
-    who = cli.build_class(subs)
+    who = cli.build_class(subs, pack=True)
     assignments = sorted(p.name for p in (cli.ROOT / "solutions").iterdir() if any(p.glob("*.ipynb")))
     for a in assignments:
         for student, nb in (("solucao", cli.submission(a, Fair("a solução de referência"))),

@@ -15,6 +15,7 @@ pacote. Sem ele, a roda `+cpu` tem de vir de uma pasta de rodas desta máquina
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -90,16 +91,20 @@ def cached_venv(requirements: Path) -> Path:
     ready = venv / ".pronto"
     if ready.exists():
         return venv
-    shutil.rmtree(venv, ignore_errors=True)   # uma instalação interrompida
-    for old in CACHE.glob("venv-*-*"):          # o formato antigo, um ambiente por teste
-        shutil.rmtree(old, ignore_errors=True)
     venvs.mkdir(parents=True, exist_ok=True)
-    base = getattr(sys, "_base_executable", sys.executable)
-    run([base, "-m", "venv", venv], timeout=300)
-    req = venv / "requisitos.txt"
-    req.write_text(text, encoding="utf-8")
-    run([bin_path(venv, "python"), "-m", "pip", "install", "--quiet", "-r", req], timeout=1500)
-    ready.write_text(text, encoding="utf-8")
+    # Os processos do pytest-xdist que pedem o mesmo ambiente esperam quem o está criando
+    # (um trava o arquivo; o outro acorda com o ambiente pronto).
+    with open(venvs / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready.exists():
+            return venv
+        shutil.rmtree(venv, ignore_errors=True)   # uma instalação interrompida
+        base = getattr(sys, "_base_executable", sys.executable)
+        run([base, "-m", "venv", venv], timeout=300)
+        req = venv / "requisitos.txt"
+        req.write_text(text, encoding="utf-8")
+        run([bin_path(venv, "python"), "-m", "pip", "install", "--quiet", "-r", req], timeout=1500)
+        ready.write_text(text, encoding="utf-8")
     return venv
 
 

@@ -45,22 +45,60 @@ def submission(slug: str, answer) -> nbformat.NotebookNode:
     return nb
 
 
-def student_id(slug: str, kind: str, i: int) -> str:
-    return f"{kind}{i}-{slug}"
+def _marked(answer) -> set:
+    """As células de testes que a resposta pode zerar (as `zero` e as `free` de uma plantada)."""
+    return set(answer.zero) | set(answer.free) if isinstance(answer, Planted) else set()
 
 
-def build_class(dest: Path, slugs=None) -> dict:
-    """Escreve a turma em `dest` e devolve {aluno: (slug, resposta)}."""
-    who = {}
+def _fits(answer, pack: list) -> bool:
+    """`answer` entra no pacote sem mascarar o contrato de ninguém: só plantadas com plantadas
+    (ou justas com justas), células de solução diferentes e células de testes zeradas diferentes."""
+    return all(type(answer) is type(b) and not set(answer.cells) & set(b.cells)
+               and not _marked(answer) & _marked(b) for b in pack)
+
+
+def packs(slug: str, answers: list) -> list[list]:
+    """As respostas de um caderno em pacotes (primeiro que couber, na ordem dada): um aluno
+    entrega um pacote, e cada resposta dele é conferida como se estivesse sozinha, menos as
+    células de testes que outra plantada do pacote zera. O contrato de cada resposta continua
+    conferido pelo corretor de verdade; uma turma de ~1/3 do tamanho."""
+    out: list[list] = []
+    for a in answers:
+        for pack in out:
+            if _fits(a, pack):
+                pack.append(a)
+                break
+        else:
+            out.append([a])
+    return out
+
+
+def build_class(dest: Path, slugs=None, pack: bool = False) -> dict:
+    """Escreve a turma em `dest` e devolve {aluno: (slug, (resposta, ...))}: um aluno por
+    resposta, ou, com `pack`, um aluno por pacote de respostas compatíveis (`packs`)."""
+    by_slug: dict[str, list] = {}
     for slug, kind, i, answer in cases():
-        if slugs and slug not in slugs:
-            continue
-        sid = student_id(slug, kind, i)
-        d = dest / sid / slug
-        d.mkdir(parents=True)
-        nbformat.write(submission(slug, answer), d / f"{slug}.ipynb")
-        who[sid] = (slug, answer)
+        if not slugs or slug in slugs:
+            by_slug.setdefault(slug, []).append((kind, i, answer))
+    who = {}
+    for slug, items in by_slug.items():
+        if pack:
+            groups = [(f"pack{j}", g) for j, g in enumerate(packs(slug, [a for _, _, a in items]))]
+        else:
+            groups = [(f"{kind}{i}", [a]) for kind, i, a in items]
+        for name, group in groups:
+            sid = f"{name}-{slug}"
+            nb = submission(slug, Fair("pacote", {g: c for a in group for g, c in a.cells.items()}))
+            d = dest / sid / slug
+            d.mkdir(parents=True)
+            nbformat.write(nb, d / f"{slug}.ipynb")
+            who[sid] = (slug, tuple(group))
     return who
+
+
+def student_of(who: dict, answer) -> str:
+    """O aluno da turma `who` que entregou `answer`."""
+    return next(sid for sid, (_, group) in who.items() if any(a is answer for a in group))
 
 
 def grade(subs: Path, ws: Path, jobs: int = 2) -> subprocess.CompletedProcess:
@@ -87,26 +125,31 @@ def scores(ws: Path) -> dict:
     return out
 
 
-def problems(who: dict, ws: Path) -> list[str]:
-    """Cada resposta cujo veredito na correção não é o do contrato, explicado."""
+def problems(who: dict, ws: Path, only=None) -> list[str]:
+    """Cada resposta cujo veredito na correção não é o do contrato, explicado (só `only`, se dada)."""
     got, out = scores(ws), []
-    for sid, (slug, answer) in sorted(who.items()):
+    for sid, (slug, group) in sorted(who.items()):
         cells = {gid: v for (s, a, gid), v in got.items() if s == sid and a == slug}
-        if not cells:
-            out.append(f"{sid}: nenhuma nota de teste na correção ({answer.why})")
-            continue
-        if isinstance(answer, Planted):
-            earned = {g: v for g, v in cells.items() if g in answer.zero and v[0] > 0}
-            lost = {g: v for g, v in cells.items()
-                    if g not in answer.zero and g not in answer.free and v[0] < v[1]}
-            if earned:
-                out.append(f"{sid}: a plantada ganhou pontos em {earned} ({answer.why})")
-            if lost:
-                out.append(f"{sid}: a plantada custou outras tarefas {lost} ({answer.why})")
-        else:
-            lost = {g: v for g, v in cells.items() if v[0] < v[1]}
-            if lost:
-                out.append(f"{sid}: a justa perdeu pontos em {lost} ({answer.why})")
+        for answer in group:
+            if only is not None and answer is not only:
+                continue
+            if not cells:
+                out.append(f"{sid}: nenhuma nota de teste na correção ({answer.why})")
+                continue
+            # o que outra plantada do mesmo pacote zera não conta contra esta
+            masked = set().union(*(_marked(b) for b in group if b is not answer))
+            if isinstance(answer, Planted):
+                earned = {g: v for g, v in cells.items() if g in answer.zero and v[0] > 0}
+                lost = {g: v for g, v in cells.items()
+                        if g not in answer.zero and g not in answer.free and g not in masked and v[0] < v[1]}
+                if earned:
+                    out.append(f"{sid}: a plantada ganhou pontos em {earned} ({answer.why})")
+                if lost:
+                    out.append(f"{sid}: a plantada custou outras tarefas {lost} ({answer.why})")
+            else:
+                lost = {g: v for g, v in cells.items() if v[0] < v[1]}
+                if lost:
+                    out.append(f"{sid}: a justa perdeu pontos em {lost} ({answer.why})")
     return out
 
 
@@ -115,14 +158,17 @@ def main(argv=None) -> int:
     ap.add_argument("slugs", nargs="*", help="cadernos (sem nenhum: todos os que têm respostas)")
     ap.add_argument("--keep", type=Path, help="pasta onde deixar a turma e o workspace")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--pack", action="store_true",
+                    help="respostas compatíveis no mesmo aluno (como a bateria faz; turma menor)")
     args = ap.parse_args(argv)
     base = args.keep or Path(tempfile.mkdtemp(prefix="respostas-"))
-    who = build_class(base / "entregas", set(args.slugs))
+    who = build_class(base / "entregas", set(args.slugs), pack=args.pack)
     grade(base / "entregas", base / "ws", args.jobs)
     found = problems(who, base / "ws")
     for p in found:
         print(p)
-    print(f"{len(who)} respostas corrigidas, {len(found)} fora do contrato; workspace em {base / 'ws'}")
+    print(f"{sum(len(g) for _, g in who.values())} respostas corrigidas ({len(who)} alunos), "
+          f"{len(found)} fora do contrato; workspace em {base / 'ws'}")
     return 1 if found else 0
 
 
