@@ -35,13 +35,14 @@ export OMP_WAIT_POLICY ?= PASSIVE
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 
-.PHONY: check check-atencao check-exercises check-grader check-book e2e-grader e2e-nbgrader e2e-site e2e-env
+.PHONY: check check-atencao check-exercises check-grader check-book e2e e2e-grader e2e-nbgrader e2e-site e2e-env
 .PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help publish pdf lab-aluno student-config weights weights-check
 
 help:
 	@echo "make book     constrói o livro (HTML em _build/html), executando todos os capítulos"
 	@echo "make check    a camada rápida dos testes (< 2 min; sem livro, navegador, sandbox, nbgrader nem pip)"
 	@echo "make check-atencao | check-exercises | check-grader | check-book   só a parte que você mexeu"
+	@echo "make e2e      todas as camadas lentas, em paralelo (precisa do livro construído)"
 	@echo "make e2e-grader | e2e-nbgrader | e2e-site | e2e-env   as camadas lentas, uma por vez"
 	@echo "make test     check e depois todas as camadas (o que a CI roda)"
 	@echo "make release  regenera exercises/ a partir de solutions/"
@@ -160,6 +161,10 @@ test: $(STAMP) $(APT_STAMP)
 	if ! wait $$book; then cat $(BOOK_LOG); echo "erro: o livro não foi construído (a saída inteira está acima)"; exit 1; fi; \
 	grep -E "Executed notebook|build succeeded|livro em" $(BOOK_LOG) | sed -E 's/^.*\/book\//book\//' || true
 	@echo "== as outras camadas: $(NEEDS), slow ($(SLOW_WORKERS) processos) =="
+	$(MAKE) --no-print-directory e2e
+
+# todas as camadas lentas (as de `make test` depois do check; precisa do livro construído)
+e2e: $(STAMP) $(APT_STAMP)
 	OMP_NUM_THREADS=1 $(PYTEST) $(XDIST_GROUPS) -m "$(NEEDS) or slow" --durations=25 $(PYTEST_ARGS)
 
 bench: $(STAMP)

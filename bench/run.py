@@ -59,10 +59,9 @@ def bench_build_and_tests() -> None:
     if not (ROOT / "_build" / "html" / "index.html").exists():
         sys.exit(f"{' '.join(build)} não construiu _build/html")
     cached = timed(build)
-    needs = "book or browser or sandbox or nbgrader or env"
-    check = timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
-                   "-m", f"not ({needs} or slow)"], env={**os.environ, "OMP_NUM_THREADS": "1"})
-    tests = timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", f"{needs} or slow"])
+    # os mesmos comandos do `make test` (o Makefile diz os processos e os grupos)
+    check = timed(["make", "--no-print-directory", "check", "PYTEST_ARGS=-p no:cacheprovider"])
+    tests = timed(["make", "--no-print-directory", "e2e", "PYTEST_ARGS=-p no:cacheprovider"])
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     write_section("build", "\n".join([
         "## Construção do livro e testes",
@@ -74,7 +73,7 @@ def bench_build_and_tests() -> None:
         f"| `jupyter-book build` limpo (executa todos os capítulos) | {fmt_num(clean, 1)} s |",
         f"| `jupyter-book build` com cache (nada mudou) | {fmt_num(cached, 1)} s |",
         f"| `make check` (a camada rápida, 2 processos) | {fmt_num(check, 1)} s |",
-        f"| as outras camadas de `make test` (livro já construído) | {fmt_num(tests, 1)} s |",
+        f"| `make e2e`: as outras camadas de `make test` (livro já construído) | {fmt_num(tests, 1)} s |",
     ]))
     print(f"livro limpo {clean:.1f} s, com cache {cached:.1f} s, check {check:.1f} s, outras camadas {tests:.1f} s")
 
