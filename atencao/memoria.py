@@ -1,4 +1,4 @@
-"""Quanto ocupa o KV cache: MHA, GQA/MQA, janela deslizante (com sumidouros) e
+"""Quanto ocupa o KV cache: MHA, GQA/MQA, janela deslizante (com ralos) e
 atenção latente (cap. 12).
 
 O que este arquivo promete:
@@ -12,22 +12,22 @@ O que este arquivo promete:
       MLA           d_c + d_h^R        elementos (o vetor latente comprimido e
                                        a chave da RoPE, guardados uma vez só,
                                        sem o fator 2; DeepSeek-V2, tabela 1)
-  e uma camada com janela w (e s sumidouros) guarda no máximo w + s tokens,
+  e uma camada com janela w (e s ralos) guarda no máximo w + s tokens,
   por mais longo que seja T.
 * ``kv_bytes_per_token``: o mesmo dividido por T (o custo médio de um token).
 * ``from_tiny`` (o modelo do curso), ``course_variants`` (as alternativas
   aplicadas ao modelo do curso, para a figura) e ``PUBLISHED`` (configurações
   publicadas, cada uma com a sua fonte).
 
-Os testes conferem ``kv_cache_bytes`` contra os buffers de verdade do
+Os testes conferem ``kv_cache_bytes`` com os buffers de verdade do
 ``KVCache``, do ``PagedKVCache`` e do ``SinkKVCache`` (atencao.model), e a
-fórmula do MLA contra a conta da tabela 1 do DeepSeek-V2, (d_c + d_h^R) l =
+fórmula do MLA com a conta da tabela 1 do DeepSeek-V2, (d_c + d_h^R) l =
 9/2 · d_h · l com d_c = 4 d_h e d_h^R = d_h / 2.
 
 O que este cálculo não inclui: quantização do cache (o −93,3 % do DeepSeek-V2
 em relação ao DeepSeek 67B é o número do artigo, medido na implantação deles;
-não sai só desta conta), blocos parcialmente cheios do cache em páginas
-(menos de um bloco por sequência) e os sumidouros aprendidos do gpt-oss (um
+não sai só desta conta), blocos parcialmente cheios do cache paginado
+(menos de um bloco por sequência) e os ralos aprendidos do gpt-oss (um
 logit por cabeça, sem chave nem valor no cache).
 
 Referências: Shazeer (2019, MQA); Ainslie et al. (2023, GQA); Jiang et al.
@@ -70,7 +70,7 @@ class KVConfig:
     d_head: int  # d_h: dimensão de cada cabeça (de chave e de valor)
     window: int | None = None  # w: janela das camadas locais (None: nenhuma camada local)
     n_local_layers: int = 0  # quantas das n_layers usam a janela
-    n_sinks: int = 0  # sumidouros guardados nas camadas locais (StreamingLLM)
+    n_sinks: int = 0  # ralos guardados nas camadas locais (StreamingLLM)
     latent_dim: int | None = None  # d_c do MLA (None: não é MLA)
     rope_dim: int = 0  # d_h^R do MLA: a chave da RoPE guardada à parte
     source: str = ""  # de onde vêm os números
@@ -89,7 +89,7 @@ class KVConfig:
             )
         if self.window is None:
             if self.n_local_layers or self.n_sinks:
-                raise ValueError("camadas locais e sumidouros precisam de uma janela (window)")
+                raise ValueError("camadas locais e ralos precisam de uma janela (window)")
         else:
             _int("window", self.window, 1)
         if self.latent_dim is not None:
@@ -140,7 +140,7 @@ def course_variants(config=None, window: int = 128, local_per_global: int = 1, n
 
     MHA (Hkv = H), GQA (o do curso), MQA (Hkv = 1), GQA + janela (as camadas
     alternando local e global como no gpt-oss quando local_per_global = 1; 5
-    locais por global no Gemma 3), o mesmo com n_sinks sumidouros, e MLA com as
+    locais por global no Gemma 3), o mesmo com n_sinks ralos, e MLA com as
     proporções do DeepSeek-V2 (d_c = 4 d_h, d_h^R = d_h / 2).
     """
     base = from_tiny(config)
@@ -152,7 +152,7 @@ def course_variants(config=None, window: int = 128, local_per_global: int = 1, n
         "GQA": replace(base, name="GQA"),
         "MQA": replace(base, name="MQA", n_kv_heads=1),
         "GQA + janela": replace(base, name=f"GQA + janela {window}", window=window, n_local_layers=n_local),
-        "GQA + janela + sumidouros": replace(base, name=f"GQA + janela {window} + {n_sinks} sumidouros",
+        "GQA + janela + ralos": replace(base, name=f"GQA + janela {window} + {n_sinks} ralos",
                                              window=window, n_local_layers=n_local, n_sinks=n_sinks),
         "MLA": replace(base, name="MLA", latent_dim=4 * d, rope_dim=d // 2),
     }
@@ -179,7 +179,7 @@ PUBLISHED = {
                             source="Gemma Team (2025), Gemma 3; config.json de google/gemma-3-27b-pt"),
     # OpenAI (2025), "gpt-oss-120b & gpt-oss-20b Model Card": 36 camadas alternando janela de
     # 128 tokens e atenção completa; 64 cabeças de consulta, 8 de chave/valor, head_dim 64.
-    # Os sumidouros do gpt-oss são logits aprendidos, sem entrada no cache: n_sinks = 0.
+    # Os ralos do gpt-oss são logits aprendidos, sem entrada no cache: n_sinks = 0.
     "gpt-oss-120b": KVConfig("gpt-oss-120b", 36, 64, 8, 64, window=128, n_local_layers=18,
                              source="OpenAI (2025), gpt-oss model card; config.json de openai/gpt-oss-120b"),
 }

@@ -68,7 +68,7 @@ def test_course_variants_order_mha_gqa_mqa_and_shrinking_windows():
     T = 1024
     b = {k: mem.kv_cache_bytes(c, T) for k, c in v.items()}
     assert b["MHA"] == 2 * b["GQA"] == 4 * b["MQA"]  # 4, 2 e 1 cabeças KV
-    assert b["GQA + janela"] < b["GQA"] and b["GQA + janela"] < b["GQA + janela + sumidouros"]
+    assert b["GQA + janela"] < b["GQA"] and b["GQA + janela"] < b["GQA + janela + ralos"]
     assert v["GQA + janela"].n_local_layers == 2  # 4 camadas alternando: 2 locais
     rows = mem.table(v, T)
     assert rows[0]["fracao_da_primeira"] == 1.0 and [r["nome"] for r in rows][0] == "MHA"
