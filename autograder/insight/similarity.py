@@ -22,8 +22,10 @@ algorithms for document fingerprinting", SIGMOD 2003):
    perde os poucos k-gramas que cruzam a fronteira entre elas).
 4. Um índice invertido impressão → alunos dá os pares candidatos (só quem divide alguma
    impressão vira par), em vez de comparar todos os pares; impressões que aparecem em
-   muitos alunos (o jeito comum de escrever a resposta) são ignoradas, o que também
-   mantém o custo quase linear no tamanho da turma.
+   mais de `max_students` alunos (o jeito comum de escrever a resposta) são ignoradas, o
+   que também mantém o custo quase linear no tamanho da turma. Consequência: um grupo de
+   mais de `max_students` respostas iguais não aparece (como no MOSS); suba o valor para
+   procurar um grupo assim.
 5. A nota do par é a fração das impressões do aluno com MENOS impressões que aparece no
    outro (contenção): acrescentar código morto na cópia não a dilui.
 
@@ -39,7 +41,6 @@ from __future__ import annotations
 
 import io
 import keyword
-import math
 import tokenize
 import zlib
 from collections import defaultdict
@@ -47,19 +48,25 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 __all__ = [
-    "DEFAULT_THRESHOLD", "DEFAULT_K", "DEFAULT_WINDOW", "Submission", "Fragment", "SimilarPair",
-    "normalize", "fingerprints", "find_similar",
+    "DEFAULT_THRESHOLD", "DEFAULT_K", "DEFAULT_WINDOW", "DEFAULT_MAX_STUDENTS",
+    "Submission", "Fragment", "SimilarPair", "normalize", "fingerprints", "find_similar",
 ]
 
 # Escolhidos pela turma sintética dos testes (tests/grader/insight/test_similarity.py), com
-# k = 8 e janela 4: as cópias disfarçadas dão de 0,76 (funções reordenadas + código morto) a
-# 0,95 (nomes e comentários trocados); as respostas corretas independentes, no máximo 0,07.
-# O limiar 0,5 fica no meio, com folga dos dois lados. k menor (6) sobe as cópias (0,88) e
-# também o ruído entre independentes (0,13); k maior (12) baixa as cópias a 0,70.
+# k = 8 e janela 4: as cópias disfarçadas dão de 0,78 (funções reordenadas + código morto) a
+# 0,96 (nomes e comentários trocados); as respostas corretas independentes, no máximo 0,25
+# (duas softmax estáveis escritas do mesmo jeito de livro). O limiar 0,5 fica entre os dois,
+# com folga dos dois lados. Com k = 6 as cópias sobem pouco e o ruído entre independentes
+# sobe mais; com k = 12 as cópias com código morto caem a 0,70. No bench (1.000 alunos
+# sintéticos, bench/bench_similarity.py) as cópias plantadas ficam acima de 0,9.
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_K = 8
 DEFAULT_WINDOW = 4
-DEFAULT_COMMON_FRACTION = 0.1   # impressão em mais que max(3, 10 % da turma) alunos: é o jeito comum
+# Uma impressão em mais que 10 alunos é o jeito comum de escrever e não conta: o padrão do
+# MOSS (a opção -m: "the maximum number of times a given passage may appear before it is
+# ignored", 10). No bench (1.000 alunos), 10 % da turma em vez de 10 deixava 53 pares honestos
+# acima do limiar, contra 14; e o custo fica limitado: cada impressão gera no máximo 45 pares.
+DEFAULT_MAX_STUDENTS = 10
 DEFAULT_MIN_FINGERPRINTS = 6    # respostas com menos impressões que isso não formam par
 
 
@@ -215,17 +222,15 @@ def _fragments(grade_id: str, spans: list[tuple[tuple[int, int], tuple[int, int]
 
 def find_similar(submissions: Iterable[Submission], starter: Mapping[str, str] | None = None, *,
                  threshold: float = DEFAULT_THRESHOLD, k: int = DEFAULT_K,
-                 window: int = DEFAULT_WINDOW, common_fraction: float = DEFAULT_COMMON_FRACTION,
+                 window: int = DEFAULT_WINDOW, max_students: int = DEFAULT_MAX_STUDENTS,
                  min_fingerprints: int = DEFAULT_MIN_FINGERPRINTS) -> list[SimilarPair]:
     """Os pares de alunos com `score >= threshold`, do mais parecido ao menos (empates pela
     ordem dos nomes), cada um com os trechos em comum.
 
     `starter`: grade_id → código inicial da célula no release (o molde). Uma impressão
-    presente em mais de `max(3, common_fraction × alunos)` alunos é o jeito comum de
-    escrever e não conta. Nada é gravado nem sai da máquina; nenhuma nota muda."""
+    presente em mais de `max_students` alunos é o jeito comum de escrever e não conta. Nada é gravado nem sai da máquina; nenhuma nota muda."""
     starter = starter or {}
     subs = list(submissions)
-    n = len(subs)
     # impressões por aluno: (grade_id, hash) → (linha inicial, linha final)
     prints: list[dict[tuple[str, int], tuple[int, int]]] = []
     for sub in subs:
@@ -238,8 +243,7 @@ def find_similar(submissions: Iterable[Submission], starter: Mapping[str, str] |
     for i, mine in enumerate(prints):
         for key in mine:
             index[key].append(i)
-    cap = max(3, math.floor(common_fraction * n))
-    common = {key for key, who in index.items() if len(who) > cap}
+    common = {key for key, who in index.items() if len(who) > max_students}
     sizes = [len(mine.keys() - common) if common else len(mine) for mine in prints]
     shared: dict[tuple[int, int], int] = defaultdict(int)
     for key, who in index.items():

@@ -289,6 +289,14 @@ def test_limiar_e_ordem(threshold):
     assert all(p.a < p.b for p in pairs)
 
 
+def test_jeito_comum_de_muitos_alunos_nao_conta():
+    """Mais de max_students respostas com o mesmo código: o jeito comum, ignorado (como o
+    -m do MOSS); com max_students maior, o grupo aparece."""
+    subs = [Submission(f"s{i:02d}", {"tarefa-atencao": ORIGINAL["tarefa-atencao"]}) for i in range(12)]
+    assert find_similar(subs, STARTER, max_students=10) == []
+    assert len(find_similar(subs, STARTER, max_students=12)) == 12 * 11 // 2
+
+
 def test_turma_pequena_e_vazia():
     assert find_similar([]) == []
     assert find_similar([Submission("x", {"c": "x = 1\n"})]) == []
