@@ -300,3 +300,32 @@ def test_jeito_comum_de_muitos_alunos_nao_conta():
 def test_turma_pequena_e_vazia():
     assert find_similar([]) == []
     assert find_similar([Submission("x", {"c": "x = 1\n"})]) == []
+
+
+def test_indice_invertido_contra_todos_os_pares():
+    """Oráculo: as notas do índice invertido são as mesmas de comparar todos os pares, um a
+    um, com os conjuntos de impressões (sem o filtro do jeito comum)."""
+    rng = random.Random(11)
+    pool = ["a = b + 1", "c = torch.exp(a - a.max())", "return c / c.sum()", "for i in range(3):\n    a = a * i",
+            "if a > 0:\n    b = -a", "d = Q @ K.mT", "e = d.softmax(-1)", "x = [v for v in e]", "y = f(x, 2)",
+            "z = x.view(2, -1).mean(0)"]
+    from autograder.insight.similarity import _cell_prints
+    for _ in range(15):
+        subs = []
+        for s in range(rng.randint(2, 12)):
+            cells = {g: "\n".join(rng.choices(pool, k=rng.randint(1, 8))) + "\n" for g in ("g1", "g2")}
+            subs.append(Submission(f"s{s:02d}", cells))
+        got = {(p.a, p.b): p.score for p in find_similar(subs, {"g1": "a = b + 1\n"}, threshold=0.0,
+                                                          max_students=10 ** 6)}
+        sets = {sub.student: {(g, h) for g, src in sub.cells.items()
+                              for h in _cell_prints(src, "a = b + 1\n" if g == "g1" else "",
+                                                    DEFAULT_K, DEFAULT_WINDOW)} for sub in subs}
+        want = {}
+        for i, a in enumerate(subs):
+            for b in subs[i + 1:]:
+                A, B = sets[a.student], sets[b.student]
+                if min(len(A), len(B)) >= 6 and A & B:
+                    want[(a.student, b.student)] = len(A & B) / min(len(A), len(B))
+        assert got.keys() == want.keys()
+        for k, v in want.items():
+            assert got[k] == pytest.approx(v)
