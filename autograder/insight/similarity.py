@@ -228,7 +228,8 @@ def find_similar(submissions: Iterable[Submission], starter: Mapping[str, str] |
     ordem dos nomes), cada um com os trechos em comum.
 
     `starter`: grade_id → código inicial da célula no release (o molde). Uma impressão
-    presente em mais de `max_students` alunos é o jeito comum de escrever e não conta. Nada é gravado nem sai da máquina; nenhuma nota muda."""
+    presente em mais de `max_students` alunos é o jeito comum de escrever e não conta.
+    Nada é gravado nem sai da máquina; nenhuma nota muda."""
     starter = starter or {}
     subs = list(submissions)
     # impressões por aluno: (grade_id, hash) → (linha inicial, linha final)
