@@ -198,6 +198,57 @@ def exercitar_flashattention_blocos(leitor: Leitor):
                 assert tabela(leitor)["ate"] == fmt_bytes(bpn * lidos)
 
 
+@caso("book/parte2/11-flashattention", "mascara-funcao")
+def exercitar_mascara_funcao(leitor: Leitor):
+    """O mapa de blocos que a figura desenha e conta é o de atencao.masks.block_map, e as
+    frações de pares visíveis são as de atencao.masks.dense_mask, para as mesmas escolhas."""
+    import torch
+
+    from atencao import masks
+
+    d = leitor.dados()
+    chaves = [m["chave"] for m in d["mascaras"]]
+
+    def conferir(chave, T, B, W, S):
+        ids = torch.repeat_interleave(torch.arange(len(d["documentos"][str(T)])),
+                                      torch.tensor(d["documentos"][str(T)]))
+        f = {"causal": masks.causal(), "janela": masks.sliding_window(W), "ralos": masks.with_sinks(S, W),
+             "documentos": masks.document(ids)}[chave]
+        bm = masks.block_map(f, T, B)
+        total, cheios, parciais = bm.numel(), int((bm == 2).sum()), int((bm == 1).sum())
+        pulados, nb = total - cheios - parciais, bm.shape[0]
+        v, onde = tabela(leitor), (chave, T, B, W, S)
+        assert v["pares"] == fmt_num(total, 0), onde
+        assert (v["cheios"], v["parciais"]) == (fmt_num(cheios, 0), fmt_num(parciais, 0)), onde
+        assert v["visitados"] == fmt_num(cheios + parciais, 0), onde
+        assert v["pulados"] == f"{fmt_num(pulados, 0)} ({fmt_num(100 * pulados / total, 1)}%)", onde
+        assert v["visiveis"] == f"{fmt_num(100 * int(masks.dense_mask(f, T).sum()) / T**2, 1)}%", onde
+        assert v["calculados"] == f"{fmt_num(100 * (cheios + parciais) * B * B / T**2, 1)}%", onde
+        assert v["contra_causal"] == fmt_num((cheios + parciais) / (nb * (nb + 1) / 2), 2), onde
+        assert f"pula {fmt_num(100 * pulados / total, 1)}%" in resumo(leitor), onde
+
+    W, S = d["janela"], d["ralos"]
+    for km, chave in enumerate(chaves):
+        escolher(leitor, "mascara", km)
+        for kt in (0, len(d["Ts"]) - 1):
+            escolher(leitor, "T", kt)
+            for kb, B in enumerate(d["blocos"]):
+                escolher(leitor, "bloco", kb)
+                conferir(chave, d["Ts"][kt], B, W, S)
+    # A janela e os ralos, movidos como o leitor, no meio do intervalo e nas pontas.
+    escolher(leitor, "mascara", chaves.index("ralos"))
+    escolher(leitor, "T", 1)
+    escolher(leitor, "bloco", 1)
+    T, B = d["Ts"][1], d["blocos"][1]
+    for W in (d["janela_min"], 3 * d["janela_passo"] + d["janela_min"], d["janela_max"]):
+        leitor.mover("janela", W)
+        for S in (0, 1, d["ralos_max"]):
+            leitor.mover("ralos", S)
+            conferir("ralos", T, B, W, S)
+    escolher(leitor, "mascara", chaves.index("janela"))
+    conferir("janela", T, B, W, S)
+
+
 # --------------------------------------------------------------------------
 # Capítulo 12: KV cache contra recalcular
 # --------------------------------------------------------------------------
