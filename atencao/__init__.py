@@ -5,6 +5,7 @@ os testes em tests/ conferem cada peça com o torch e com fórmulas fechadas.
 """
 
 from .core import attention, causal_mask, scale, scores, softmax
+from . import masks
 from .flash import FlashAttentionFunction, SoftmaxState, count_blocks, merge, online_softmax, tiled_attention
 from .model import (
     Block, KVCache, MultiHeadAttention, RMSNorm, SwiGLU, TinyConfig, TinyModel, Tracer, rope,

@@ -14,6 +14,11 @@ O que este arquivo promete:
   matriz T x T: laço externo sobre blocos de consultas, laço interno sobre
   blocos de chaves (a ordem do FlashAttention-2), pulando os blocos que a
   máscara causal apaga inteiros.
+* ``tiled_attention(..., mask_mod=...)`` troca a máscara causal por uma
+  máscara qualquer escrita como função (``atencao.masks``: janela deslizante,
+  sumidouros, documentos): visita só os blocos que ``masks.visited_blocks``
+  manda visitar e aplica a máscara só nos blocos parciais. Uma linha sem
+  chave visível sai 0, com lse = -inf (ver ``atencao.masks``).
 * ``FlashAttentionFunction`` é a ``torch.autograd.Function`` por trás de
   ``tiled_attention``: guarda só q, k, v, a saída e o log-sum-exp, e no passo
   de volta recalcula as pontuações bloco a bloco (Dao, 2023, algoritmo 2),
@@ -39,6 +44,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import torch
+
+from . import masks as _masks
 
 __all__ = [
     "SoftmaxState",
@@ -161,7 +168,21 @@ def _check_int(name, val, minimum):
         raise ValueError(f"{name} deve ser um inteiro >= {minimum}, veio {val!r}")
 
 
-def block_schedule(n: int, m: int, block: int, causal: bool = True, start: int = 0):
+def _effective_mask(causal, mask_mod):
+    """A máscara que vale: mask_mod, intersectada com a causal se causal=True
+    e a máscara ainda não for causal por construção."""
+    if mask_mod is None:
+        return None
+    if not callable(mask_mod):
+        raise TypeError(
+            f"mask_mod deve ser uma função (q_idx, kv_idx) -> tensor bool, veio {type(mask_mod).__name__}"
+        )
+    if causal and not getattr(mask_mod, "is_causal", False):
+        return _masks.and_masks(_masks.causal(), mask_mod)
+    return mask_mod
+
+
+def block_schedule(n: int, m: int, block: int, causal: bool = True, start: int = 0, mask_mod=None):
     """Lista, na ordem do FlashAttention-2, os pares de blocos a calcular.
 
     Devolve [((i0, i1), [(j0, j1, precisa_mascara), ...]), ...]: para cada
@@ -170,12 +191,24 @@ def block_schedule(n: int, m: int, block: int, causal: bool = True, start: int =
     chaves j <= start + i; um bloco de chaves com j0 > start + i1 - 1 está
     inteiro no futuro de todas as consultas do bloco e é pulado. Um bloco
     precisa de máscara quando sua última chave, j1 - 1, passa de start + i0.
+
+    Com ``mask_mod`` (uma função de ``atencao.masks``; intersectada com a
+    causal quando causal=True), os blocos vêm de ``masks.block_map``: só os que
+    têm algum par visível, e com máscara só os parciais.
     """
     _check_int("n", n, 0)
     _check_int("m", m, 0)
     _check_block(block)
     _check_int("start", start, 0)
     sched = []
+    eff = _effective_mask(causal, mask_mod)
+    if eff is not None:
+        bm = _masks.block_map(eff, n, block, m, start)  # (nq, nk): 0 pula, 1 parcial, 2 cheio
+        for bi, i0 in enumerate(range(0, n, block)):
+            row = [(j0, min(j0 + block, m), bool(bm[bi, bj] == 1))
+                   for bj, j0 in enumerate(range(0, m, block)) if bm[bi, bj]]
+            sched.append(((i0, min(i0 + block, n)), row))
+        return sched
     for i0 in range(0, n, block):
         i1 = min(i0 + block, n)
         row = []
@@ -188,10 +221,10 @@ def block_schedule(n: int, m: int, block: int, causal: bool = True, start: int =
     return sched
 
 
-def count_blocks(n: int, m: int, block: int, causal: bool = True, start: int = 0) -> dict:
+def count_blocks(n: int, m: int, block: int, causal: bool = True, start: int = 0, mask_mod=None) -> dict:
     """Quantos pares (bloco de consultas, bloco de chaves) existem, quantos são
-    calculados, quantos a máscara causal pula e quantos precisam de máscara."""
-    sched = block_schedule(n, m, block, causal, start)
+    calculados, quantos a máscara pula e quantos precisam de máscara."""
+    sched = block_schedule(n, m, block, causal, start, mask_mod)
     total = math.ceil(n / block) * math.ceil(m / block)
     computed = sum(len(row) for _, row in sched)
     masked = sum(needs for _, row in sched for (_, _, needs) in row)
@@ -202,25 +235,36 @@ def count_blocks(n: int, m: int, block: int, causal: bool = True, start: int = 0
 # Passo de ida e de volta, sobre tensores (G, n, d) já achatados
 # --------------------------------------------------------------------------
 
-def _block_mask(i0, i1, j0, j1, start, device):
-    """(bq, bk) True onde a chave está no futuro da consulta (proibido)."""
+def _block_mask(i0, i1, j0, j1, start, device, mask_mod=None):
+    """(bq, bk) True onde a chave está proibida: no futuro da consulta, ou,
+    com mask_mod, onde a máscara não deixa ver (avaliada só neste bloco)."""
     i = torch.arange(start + i0, start + i1, device=device)[:, None]  # (bq, 1)
     j = torch.arange(j0, j1, device=device)[None, :]  # (1, bk)
+    if mask_mod is not None:
+        return ~_masks._eval(mask_mod, i, j)  # (bq, bk)
     return j > i  # (bq, bk)
 
 
-def _forward(q, k, v, causal, block, start):
+def _forward(q, k, v, causal, block, start, mask_mod=None, record=None):
     """q (G, n, d), k (G, m, d), v (G, m, dv) -> out (G, n, dv), lse (G, n).
 
     Laço externo: blocos de consultas (cada um termina com a sua saída pronta).
     Laço interno: blocos de chaves, atualizando (m_i, l_i, acc) como em merge.
+    Com mask_mod (já a máscara efetiva), um bloco pode apagar uma linha inteira
+    antes que ela tenha visto alguma chave: a conta usa 0 no lugar de m = -inf
+    (exp(-inf - 0) = 0), e uma linha que nunca viu chave termina com saída 0 e
+    lse = -inf.
     """
+    if mask_mod is not None:
+        return _forward_masked(q, k, v, block, start, mask_mod, record)
     G, n, d = q.shape
     dv = v.shape[-1]
     scale = 1.0 / math.sqrt(d)
     out = q.new_empty(G, n, dv)
     lse = q.new_empty(G, n)
     for (i0, i1), row in block_schedule(n, k.shape[1], block, causal, start):
+        if record is not None:
+            record.extend((i0 // block, j0 // block) for j0, _, _ in row)
         qi = q[:, i0:i1] * scale  # (G, bq, d): a escala entra uma vez por bloco
         m_i = q.new_full((G, i1 - i0), -math.inf)  # (G, bq)
         l_i = q.new_zeros(G, i1 - i0)  # (G, bq)
@@ -242,7 +286,40 @@ def _forward(q, k, v, causal, block, start):
     return out, lse
 
 
-def _backward(q, k, v, out, lse, dout, dlse, causal, block, start):
+def _forward_masked(q, k, v, block, start, mask_mod, record):
+    """O passo de ida sob uma máscara qualquer (ver ``_forward``)."""
+    G, n, d = q.shape
+    dv = v.shape[-1]
+    scale = 1.0 / math.sqrt(d)
+    out = q.new_zeros(G, n, dv)  # blocos de consultas sem bloco visitado ficam 0
+    lse = q.new_full((G, n), -math.inf)
+    for (i0, i1), row in block_schedule(n, k.shape[1], block, False, start, mask_mod):
+        if record is not None:
+            record.extend((i0 // block, j0 // block) for j0, _, _ in row)
+        if not row:
+            continue
+        qi = q[:, i0:i1] * scale  # (G, bq, d)
+        m_i = q.new_full((G, i1 - i0), -math.inf)  # (G, bq)
+        l_i = q.new_zeros(G, i1 - i0)  # (G, bq)
+        acc = q.new_zeros(G, i1 - i0, dv)  # (G, bq, dv)
+        for j0, j1, needs_mask in row:
+            s = torch.bmm(qi, k[:, j0:j1].transpose(1, 2))  # (G, bq, bk)
+            if needs_mask:
+                s.masked_fill_(_block_mask(i0, i1, j0, j1, start, s.device, mask_mod), -math.inf)
+            m_new = torch.maximum(m_i, s.amax(-1))  # (G, bq), -inf se a linha ainda não viu nada
+            m_use = torch.where(m_new == -math.inf, 0.0, m_new)  # evita -inf - (-inf) = NaN
+            p = s.sub_(m_use[..., None]).exp_()  # (G, bq, bk): 0 onde proibido
+            alpha = torch.exp(m_i - m_use)  # (G, bq): 0 enquanto m_i = -inf
+            l_i.mul_(alpha).add_(p.sum(-1))
+            acc.mul_(alpha[..., None]).baddbmm_(p, v[:, j0:j1])  # (G, bq, dv)
+            m_i = m_new
+        empty = l_i == 0  # (G, bq): linhas sem chave visível
+        out[:, i0:i1] = acc / torch.where(empty, 1.0, l_i)[..., None]  # acc = 0 nelas: saída 0
+        lse[:, i0:i1] = m_i + torch.log(l_i)  # -inf + log 0 = -inf nas vazias
+    return out, lse
+
+
+def _backward(q, k, v, out, lse, dout, dlse, causal, block, start, mask_mod=None):
     """Passo de volta do FlashAttention-2 (Dao, 2023, algoritmo 2).
 
     Com P = exp(S - lse) recalculado bloco a bloco:
@@ -262,8 +339,10 @@ def _backward(q, k, v, out, lse, dout, dlse, causal, block, start):
     dq = torch.zeros_like(q)
     dk = torch.zeros_like(k)
     dvv = torch.zeros_like(v)
+    if mask_mod is not None:
+        lse = torch.where(lse == -math.inf, 0.0, lse)  # linhas vazias: p = exp(-inf - 0) = 0
     by_key: dict[tuple[int, int], list] = {}
-    for (i0, i1), row in block_schedule(n, m, block, causal, start):
+    for (i0, i1), row in block_schedule(n, m, block, causal, start, mask_mod):
         for j0, j1, needs_mask in row:
             by_key.setdefault((j0, j1), []).append((i0, i1, needs_mask))
     for (j0, j1), col in by_key.items():
@@ -274,7 +353,7 @@ def _backward(q, k, v, out, lse, dout, dlse, causal, block, start):
             qi = q[:, i0:i1]  # (G, bq, d)
             s = torch.bmm(qi, kj.transpose(1, 2)).mul_(scale)  # (G, bq, bk)
             if needs_mask:
-                s.masked_fill_(_block_mask(i0, i1, j0, j1, start, s.device), -math.inf)
+                s.masked_fill_(_block_mask(i0, i1, j0, j1, start, s.device, mask_mod), -math.inf)
             p = s.sub_(lse[:, i0:i1, None]).exp_()  # (G, bq, bk): pesos exatos
             do_i = dout[:, i0:i1]  # (G, bq, dv)
             dv_j.baddbmm_(p.transpose(1, 2), do_i)  # (G, bk, dv)
@@ -303,12 +382,12 @@ class FlashAttentionFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, q, k, v, causal, block, start):
+    def forward(ctx, q, k, v, causal, block, start, mask_mod=None, record=None):
         ct = _compute_dtype(q.dtype)
-        out, lse = _forward(q.to(ct), k.to(ct), v.to(ct), causal, block, start)
+        out, lse = _forward(q.to(ct), k.to(ct), v.to(ct), causal, block, start, mask_mod, record)
         out = out.to(q.dtype)
         ctx.save_for_backward(q, k, v, out, lse)
-        ctx.causal, ctx.block, ctx.start = causal, block, start
+        ctx.causal, ctx.block, ctx.start, ctx.mask_mod = causal, block, start, mask_mod
         return out, lse
 
     @staticmethod
@@ -320,9 +399,9 @@ class FlashAttentionFunction(torch.autograd.Function):
         dq, dk, dv = _backward(
             q.to(ct), k.to(ct), v.to(ct), out.to(ct), lse,
             dout.to(ct), None if dlse is None else dlse.to(ct),
-            ctx.causal, ctx.block, ctx.start,
+            ctx.causal, ctx.block, ctx.start, ctx.mask_mod,
         )
-        return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), None, None, None
+        return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), None, None, None, None, None
 
 
 # --------------------------------------------------------------------------
@@ -337,7 +416,8 @@ def _is_torch(x, name):
     raise TypeError(f"{name}: esperava um np.ndarray ou torch.Tensor, veio {type(x).__name__}")
 
 
-def tiled_attention(q: Array, k: Array, v: Array, causal: bool = True, block: int = 128, start: int = 0):
+def tiled_attention(q: Array, k: Array, v: Array, causal: bool = True, block: int = 128, start: int = 0,
+                    mask_mod=None, record: list | None = None):
     """Atenção exata em blocos: devolve (saída, lse) sem formar a matriz T x T.
 
     q: (..., n, d), k: (..., m, d), v: (..., m, dv)
@@ -347,6 +427,19 @@ def tiled_attention(q: Array, k: Array, v: Array, causal: bool = True, block: in
     NumPy entra, NumPy sai; torch entra, torch sai. Com tensores que pedem
     gradiente, o passo de volta é o do FlashAttention-2 (recalcula os blocos).
     float16/bfloat16 acumulam em float32; o lse sai em float32 nesse caso.
+
+    mask_mod: uma máscara como função, ``mask_mod(q_idx, kv_idx) -> bool``
+    (True = visível), de ``atencao.masks`` (``sliding_window(w)``,
+    ``with_sinks(n, w)``, ``document(ids)``) ou escrita à mão; q_idx é a
+    posição absoluta start + i. Com causal=True ela é intersectada com a
+    máscara causal (as de ``atencao.masks`` já são causais); com causal=False
+    vale só ela. Só os pares de blocos que ``masks.visited_blocks`` aponta
+    são calculados, e a máscara só é avaliada nos blocos parciais.
+    Linha sem nenhuma chave visível: saída 0 e lse = -inf (a softmax de um
+    conjunto vazio não existe; 0 é a soma vazia dos valores, e é o estado da
+    softmax online que não viu chave nenhuma). Sem mask_mod isso não acontece.
+    record: uma lista; se vier, o passo de ida acrescenta nela cada par
+    (bloco de consultas, bloco de chaves) que visitou, em índices de bloco.
     """
     kinds = {name: _is_torch(x, name) for name, x in (("q", q), ("k", k), ("v", v))}
     if len(set(kinds.values())) > 1:
@@ -359,8 +452,11 @@ def tiled_attention(q: Array, k: Array, v: Array, causal: bool = True, block: in
         raise TypeError(f"causal deve ser True ou False, veio {causal!r}")
     _check_block(block)
     _check_int("start", start, 0)
-    if start and not causal:
-        raise ValueError("start só tem sentido com causal=True")
+    if start and not causal and mask_mod is None:
+        raise ValueError("start só tem sentido com causal=True ou com mask_mod")
+    eff = _effective_mask(bool(causal), mask_mod)
+    if record is not None and not isinstance(record, list):
+        raise TypeError(f"record deve ser uma lista (ou None), veio {type(record).__name__}")
     if not is_t:
         dtypes = {x.dtype for x in (q, k, v)}
         if len(dtypes) > 1 or not np.issubdtype(q.dtype, np.floating):
@@ -369,6 +465,7 @@ def tiled_attention(q: Array, k: Array, v: Array, causal: bool = True, block: in
             out, lse = tiled_attention(
                 torch.from_numpy(np.ascontiguousarray(q)), torch.from_numpy(np.ascontiguousarray(k)),
                 torch.from_numpy(np.ascontiguousarray(v)), causal=bool(causal), block=int(block), start=int(start),
+                mask_mod=mask_mod, record=record,
             )
         return out.numpy(), lse.numpy()
     if len({q.dtype, k.dtype, v.dtype}) > 1 or not q.dtype.is_floating_point:
@@ -391,5 +488,5 @@ def tiled_attention(q: Array, k: Array, v: Array, causal: bool = True, block: in
     q3 = q.expand(*lead, n, d).reshape(G, n, d)  # (G, n, d)
     k3 = k.expand(*lead, m, d).reshape(G, m, d)  # (G, m, d)
     v3 = v.expand(*lead, m, dv).reshape(G, m, dv)  # (G, m, dv)
-    out, lse = FlashAttentionFunction.apply(q3, k3, v3, bool(causal), int(block), int(start))
+    out, lse = FlashAttentionFunction.apply(q3, k3, v3, bool(causal), int(block), int(start), eff, record)
     return out.reshape(*lead, n, dv), lse.reshape(*lead, n)
