@@ -46,7 +46,7 @@ Interativo.registrar("kv-memoria", (raiz, d, I) => {
   controles.append(escM.caixa, cT.caixa, cLoc.caixa, cW.caixa);
 
   const nomes = ["MHA", "GQA", "GQA + janela", "latente"];
-  const grafico = I.barras({n: 4, rotulos: nomes, numeros: 0, altura: 140, largura: 420,
+  const grafico = I.barras({n: 4, rotulos: nomes, numeros: 1, altura: 140, largura: 420,
                             titulo: "KV cache de uma sequência (% do MHA)"});
   const tab = I.tabela({legenda: "KV cache de uma sequência", colunas: ["arquitetura", "bytes", "% do MHA"],
                         linhas: [["MHA (H_kv = H_q)", "mha", "mha_pct"], ["GQA (H_kv do modelo)", "gqa", "gqa_pct"],
