@@ -11,6 +11,17 @@ O que este arquivo promete:
 - `KVCache`: chaves (já rotacionadas pela RoPE) e valores pré-alocados por
   camada; `TinyModel.generate` com cache dá exatamente os mesmos tokens que
   recalcular tudo a cada passo.
+- `PagedKVCache`: o cache em páginas do vLLM (Kwon et al. 2023): um só pool
+  de blocos de tamanho fixo, uma lista de blocos livres e uma tabela de blocos
+  por sequência; várias sequências de comprimentos diferentes dividem o pool,
+  e `sequence(id)` dá a cada uma a mesma interface do `KVCache` (decodificar
+  com ele dá exatamente os logits do `KVCache` contíguo). `generate_paged`
+  decodifica várias sequências assim.
+- `SinkKVCache`: guarda só os `n_sinks` primeiros tokens e a janela dos
+  últimos (StreamingLLM, Xiao et al. 2023); decodificar com ele é igual à
+  atenção completa sob a máscara `masks.with_sinks(n_sinks, w)`.
+- `mask_mod` (de `atencao.masks`) em `MultiHeadAttention`, `Block` e
+  `TinyModel.forward` troca a máscara causal por outra, nas posições absolutas.
 - `Tracer`: fotografias nomeadas (attn.q, ..., attn.out) de uma camada e de
   uma cabeça, sem a dimensão de lote.
 
@@ -23,7 +34,8 @@ Letras dos comentários de forma (as mesmas de atencao/core.py):
 
 Referências: Vaswani et al. (2017); Shazeer (2019, MQA); Ainslie et al.
 (2023, GQA); Su et al. (2021, RoPE); Zhang & Sennrich (2019, RMSNorm);
-Shazeer (2020, variantes GLU).
+Shazeer (2020, variantes GLU); Kwon et al. (2023, PagedAttention); Xiao et
+al. (2023, StreamingLLM).
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import masks as _masks
 from .core import causal_mask
 
 __all__ = [
@@ -49,6 +62,10 @@ __all__ = [
     "TinyConfig",
     "TinyModel",
     "KVCache",
+    "PagedKVCache",
+    "PoolExhaustedError",
+    "SinkKVCache",
+    "generate_paged",
     "Tracer",
     "SNAPSHOT_NAMES",
 ]
@@ -256,6 +273,329 @@ class KVCache:
                 f"max_T={self.max_T}, d_k={self.d_k}, length={self.length})")
 
 
+class PoolExhaustedError(RuntimeError):
+    """O pool do `PagedKVCache` não tem blocos livres para o que se pediu."""
+
+
+class PagedKVCache:
+    """KV cache em páginas (PagedAttention, Kwon et al. 2023): um pool de blocos
+    de tamanho fixo dividido entre várias sequências.
+
+    Memória: para cada camada l, `k[l]` e `v[l]` têm forma
+    (n_blocks, Hkv, block_size, d_k), alocados uma vez só. O bloco físico b
+    guarda `block_size` posições consecutivas de UMA sequência, nas mesmas
+    linhas b de todas as camadas.
+
+    Contabilidade:
+      * `free_blocks`: a lista de blocos livres (uma pilha: o último liberado
+        é o primeiro reusado);
+      * `block_tables[s]`: a tabela de blocos da sequência s; a posição p dela
+        mora no bloco físico `block_tables[s][p // block_size]`, na linha
+        `p % block_size`;
+      * `lengths[s]`: quantas posições da sequência já estão escritas.
+    Uma sequência só ocupa ceil(comprimento / block_size) blocos: o
+    desperdício é menor que um bloco por sequência, em vez de max_T - comprimento
+    do cache contíguo reservado para o pior caso.
+
+    Protocolo (o mesmo do `KVCache`, por sequência): `append(s, l, k, v)`
+    escreve T posições novas em [lengths[s], lengths[s] + T) da camada l
+    (pegando blocos da lista livre quando preciso) e devolve as chaves e os
+    valores de todas as posições, reunidos pela tabela de blocos; depois de
+    todas as camadas, `advance(s, T)`. `gather(s, l)` devolve as posições já
+    escritas; `free(s)` devolve os blocos da sequência à lista livre.
+    `sequence(s)` embrulha uma sequência na interface do `KVCache` (lote 1),
+    para usar com `TinyModel(idx, cache=...)`.
+    """
+
+    def __init__(self, n_layers: int, n_kv_heads: int, d_k: int, n_blocks: int,
+                 block_size: int = 16, dtype=torch.float32, device=None):
+        self.n_layers = _positive_int("n_layers", n_layers)
+        self.n_kv_heads = _positive_int("n_kv_heads", n_kv_heads)
+        self.d_k = _positive_int("d_k", d_k)
+        self.n_blocks = _positive_int("n_blocks", n_blocks)
+        self.block_size = _positive_int("block_size", block_size)
+        shape = (self.n_blocks, self.n_kv_heads, self.block_size, self.d_k)  # (nb, Hkv, bs, d_k)
+        self.k = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(self.n_layers)]
+        self.v = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(self.n_layers)]
+        self.free_blocks: list[int] = list(range(self.n_blocks - 1, -1, -1))  # pilha: 0 sai primeiro
+        self.block_tables: dict[int, list[int]] = {}
+        self.lengths: dict[int, int] = {}
+        self._next_id = 0
+
+    @classmethod
+    def for_model(cls, model: "TinyModel", n_blocks: int, block_size: int = 16) -> "PagedKVCache":
+        """Um pool com as dimensões de `model` (camadas, cabeças KV, d_k, dtype)."""
+        cfg = model.config
+        p = next(model.parameters())
+        return cls(cfg.n_layers, cfg.n_kv_heads, cfg.d_k, n_blocks, block_size, dtype=p.dtype, device=p.device)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes do pool: 2 x camadas x n_blocks x Hkv x block_size x d_k x bytes."""
+        return 2 * sum(t.numel() * t.element_size() for t in self.k)
+
+    @property
+    def n_free(self) -> int:
+        return len(self.free_blocks)
+
+    def new_sequence(self) -> int:
+        """Abre uma sequência vazia (sem bloco nenhum ainda) e devolve o seu número."""
+        s = self._next_id
+        self._next_id += 1
+        self.block_tables[s], self.lengths[s] = [], 0
+        return s
+
+    def _check_seq(self, seq: int) -> None:
+        if seq not in self.block_tables:
+            raise KeyError(
+                f"a sequência {seq!r} não existe neste pool (abertas: {sorted(self.block_tables)}); "
+                "abra uma com new_sequence()"
+            )
+
+    def blocks_needed(self, n_positions: int) -> int:
+        """Blocos para guardar n_positions posições: ceil(n / block_size)."""
+        return -(-n_positions // self.block_size)
+
+    def reserve(self, seq: int, T: int) -> None:
+        """Garante blocos para mais T posições da sequência, tirando-os da lista livre.
+
+        Tudo ou nada: se faltam blocos, nada é tirado e vem um PoolExhaustedError.
+        """
+        self._check_seq(seq)
+        table = self.block_tables[seq]
+        missing = self.blocks_needed(self.lengths[seq] + T) - len(table)
+        if missing > len(self.free_blocks):
+            uso = ", ".join(f"sequência {s}: {len(t)}" for s, t in self.block_tables.items() if t) or "nenhuma"
+            raise PoolExhaustedError(
+                f"o pool do PagedKVCache acabou: a sequência {seq} precisa de mais {missing} bloco(s) "
+                f"de {self.block_size} posições para guardar {self.lengths[seq] + T} posições, mas só "
+                f"{len(self.free_blocks)} de {self.n_blocks} estão livres (blocos em uso: {uso}). "
+                "Libere uma sequência com free(seq) ou crie o pool com mais blocos."
+            )
+        for _ in range(max(missing, 0)):
+            table.append(self.free_blocks.pop())
+
+    def _slots(self, seq: int, p0: int, p1: int):
+        """(bloco físico, linha dentro do bloco) das posições [p0, p1) da sequência."""
+        dev = self.k[0].device
+        pos = torch.arange(p0, p1, device=dev)
+        table = torch.tensor(self.block_tables[seq], dtype=torch.long, device=dev)
+        return table[pos // self.block_size], pos % self.block_size  # (T,), (T,)
+
+    def append(self, seq: int, layer: int, k: torch.Tensor, v: torch.Tensor):
+        """Escreve k, v (Hkv, T, d_k) nas posições [lengths[seq], lengths[seq] + T)
+        da camada `layer` e devolve (k_todas, v_todas), (Hkv, lengths[seq] + T, d_k),
+        reunidas pela tabela de blocos (uma cópia, não uma visão)."""
+        self._check_seq(seq)
+        if not 0 <= layer < self.n_layers:
+            raise ValueError(f"camada {layer} fora do pool: escolha entre 0 e {self.n_layers - 1}")
+        want = (self.n_kv_heads, k.shape[-2], self.d_k)
+        if k.ndim != 3 or tuple(k.shape) != want or tuple(v.shape) != want:
+            raise ValueError(
+                f"PagedKVCache.append espera k e v com forma (Hkv, T, d_k) = {want}, "
+                f"veio k{tuple(k.shape)} e v{tuple(v.shape)}"
+            )
+        T, p0 = k.shape[-2], self.lengths[seq]
+        self.reserve(seq, T)  # a primeira camada pega os blocos; as outras já os encontram
+        blk, row = self._slots(seq, p0, p0 + T)  # (T,), (T,)
+        self.k[layer][blk, :, row] = k.transpose(0, 1)  # (T, Hkv, d_k) nas linhas (bloco, linha)
+        self.v[layer][blk, :, row] = v.transpose(0, 1)
+        return self.gather(seq, layer, p0 + T)
+
+    def gather(self, seq: int, layer: int, length: int | None = None):
+        """(k, v) das posições [0, length) da sequência, cada um (Hkv, length, d_k).
+
+        length omitido: as posições já escritas (lengths[seq])."""
+        self._check_seq(seq)
+        length = self.lengths[seq] if length is None else length
+        nb = self.blocks_needed(length)
+        table = torch.tensor(self.block_tables[seq][:nb], dtype=torch.long, device=self.k[layer].device)
+        out = []
+        for pool in (self.k[layer], self.v[layer]):
+            pages = pool[table]  # (nb, Hkv, bs, d_k): os blocos da sequência, na ordem da tabela
+            flat = pages.transpose(0, 1).reshape(self.n_kv_heads, nb * self.block_size, self.d_k)
+            out.append(flat[:, :length])  # (Hkv, length, d_k)
+        return out[0], out[1]
+
+    def advance(self, seq: int, T: int) -> None:
+        """Declara escritas as T posições novas da sequência (depois de todas as camadas)."""
+        self._check_seq(seq)
+        if self.blocks_needed(self.lengths[seq] + T) > len(self.block_tables[seq]):
+            raise ValueError(f"advance({seq}, {T}): essas posições não foram escritas por append")
+        self.lengths[seq] += T
+
+    def free(self, seq: int) -> None:
+        """Fecha a sequência e devolve os seus blocos à lista livre."""
+        self._check_seq(seq)
+        self.free_blocks.extend(reversed(self.block_tables.pop(seq)))
+        del self.lengths[seq]
+
+    def sequence(self, seq: int) -> "PagedSequence":
+        """A sequência com a interface do `KVCache` (lote 1), para o TinyModel."""
+        self._check_seq(seq)
+        return PagedSequence(self, seq)
+
+    def __repr__(self) -> str:
+        return (f"PagedKVCache(camadas={self.n_layers}, blocos={self.n_blocks} x {self.block_size} posições, "
+                f"livres={self.n_free}, sequências={dict(self.lengths)})")
+
+
+class PagedSequence:
+    """Uma sequência de um `PagedKVCache` vista como `KVCache` de lote 1."""
+
+    batch = 1
+
+    def __init__(self, pool: PagedKVCache, seq: int):
+        self.pool, self.seq = pool, seq
+
+    @property
+    def length(self) -> int:
+        return self.pool.lengths[self.seq]
+
+    def check_room(self, T: int) -> None:
+        self.pool.reserve(self.seq, T)  # pega os blocos agora: erro antes de qualquer camada
+
+    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor):
+        if k.ndim != 4 or k.shape[0] != 1 or v.shape[:1] != k.shape[:1]:
+            raise ValueError(
+                f"uma sequência do PagedKVCache recebe lote 1: k e v (1, Hkv, T, d_k), "
+                f"veio k{tuple(k.shape)} e v{tuple(v.shape)}"
+            )
+        kk, vv = self.pool.append(self.seq, layer, k[0], v[0])  # (Hkv, m, d_k)
+        return kk[None], vv[None]  # (1, Hkv, m, d_k)
+
+    def advance(self, T: int) -> None:
+        self.pool.advance(self.seq, T)
+
+    def __repr__(self) -> str:
+        return f"PagedSequence(seq={self.seq}, length={self.length}, blocos={self.pool.block_tables[self.seq]})"
+
+
+@torch.no_grad()
+def generate_paged(model: "TinyModel", prompts, max_new_tokens: int, cache: PagedKVCache,
+                   free: bool = True) -> list:
+    """Continua cada prompt (tensor 1-D de tokens) com `max_new_tokens` tokens
+    gulosos (argmax), todas as sequências dividindo o mesmo pool `cache`.
+
+    Passos intercalados, como num servidor: primeiro o prefill de cada prompt,
+    depois, a cada passo, um token novo de cada sequência. Devolve a lista de
+    tensores 1-D (prompt + tokens novos). Com free=True, cada sequência devolve
+    os seus blocos ao pool no fim.
+    """
+    n_new = _positive_int("max_new_tokens", max_new_tokens, minimum=0)
+    was_training = model.training
+    model.eval()
+    seqs, outs, logits = [], [], []
+    try:
+        for p in prompts:
+            if not isinstance(p, torch.Tensor) or p.ndim != 1 or p.numel() == 0:
+                raise ValueError("cada prompt deve ser um tensor 1-D de tokens, não vazio")
+            s = cache.new_sequence()
+            seqs.append(s)
+            outs.append([p])
+            logits.append(model(p[None], cache=cache.sequence(s))[0, -1])  # (V,): prefill
+        for step in range(n_new):
+            for i, s in enumerate(seqs):
+                tok = logits[i].argmax(-1, keepdim=True)  # (1,)
+                outs[i].append(tok)
+                if step + 1 < n_new:
+                    logits[i] = model(tok[None], cache=cache.sequence(s))[0, -1]  # (V,), 1 posição
+        return [torch.cat(o) for o in outs]
+    finally:
+        if free:
+            for s in seqs:
+                cache.free(s)
+        model.train(was_training)
+
+
+class SinkKVCache:
+    """Cache com sumidouros e janela (StreamingLLM, Xiao et al. 2023).
+
+    Guarda, por camada, as chaves e os valores das `n_sinks` primeiras
+    posições e das `w - 1` mais recentes; o token novo de cada chamada entra
+    junto, e assim cada consulta vê no máximo n_sinks + w chaves, exatamente as
+    que a máscara `masks.with_sinks(n_sinks, w)` deixa ver. A memória fica
+    limitada a n_sinks + w - 1 posições (mais as T da chamada), por mais longa
+    que seja a geração. As chaves entram já giradas pela RoPE nas posições
+    ABSOLUTAS (não renumeradas como no StreamingLLM original): por isso
+    decodificar com este cache é igual, a menos do arredondamento, à atenção
+    completa sob `with_sinks(n_sinks, w)`.
+
+    Mesmo protocolo do `KVCache` (update por camada, advance no fim), mais
+    `mask_mod` e `key_positions(T)`, que a `MultiHeadAttention` usa para montar
+    a máscara da chamada.
+    """
+
+    def __init__(self, n_layers: int, batch: int, n_kv_heads: int, d_k: int, n_sinks: int, w: int,
+                 dtype=torch.float32, device=None):
+        self.n_layers = _positive_int("n_layers", n_layers)
+        self.batch = _positive_int("batch", batch)
+        self.n_kv_heads = _positive_int("n_kv_heads", n_kv_heads)
+        self.d_k = _positive_int("d_k", d_k)
+        self.n_sinks = _positive_int("n_sinks", n_sinks, minimum=0)
+        self.w = _positive_int("w (tamanho da janela)", w)
+        self.mask_mod = _masks.with_sinks(self.n_sinks, self.w)
+        empty = torch.zeros(self.batch, self.n_kv_heads, 0, self.d_k, dtype=dtype, device=device)
+        self.k = [empty] * self.n_layers  # (B, Hkv, guardadas, d_k) por camada
+        self.v = [empty] * self.n_layers
+        self.positions = torch.zeros(0, dtype=torch.long)  # (guardadas,) posições absolutas
+        self._new: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.length = 0
+
+    @classmethod
+    def for_model(cls, model: "TinyModel", batch: int, n_sinks: int, w: int) -> "SinkKVCache":
+        cfg = model.config
+        p = next(model.parameters())
+        return cls(cfg.n_layers, batch, cfg.n_kv_heads, cfg.d_k, n_sinks, w, dtype=p.dtype, device=p.device)
+
+    @property
+    def n_kept(self) -> int:
+        """Quantas posições estão guardadas entre chamadas (<= n_sinks + w - 1)."""
+        return int(self.positions.numel())
+
+    def check_room(self, T: int) -> None:
+        """Nunca falta espaço: a janela anda."""
+
+    def key_positions(self, T: int) -> torch.Tensor:
+        """Posições absolutas das chaves que `update` devolve numa chamada de T posições."""
+        return torch.cat([self.positions, torch.arange(self.length, self.length + T)])  # (m,)
+
+    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor):
+        """Junta k, v (B, Hkv, T, d_k) às guardadas; devolve (B, Hkv, guardadas + T, d_k)."""
+        if not 0 <= layer < self.n_layers:
+            raise ValueError(f"camada {layer} fora do cache: escolha entre 0 e {self.n_layers - 1}")
+        want = (self.batch, self.n_kv_heads, k.shape[-2], self.d_k)
+        if tuple(k.shape) != want or tuple(v.shape) != want:
+            raise ValueError(
+                f"SinkKVCache espera k e v com forma (B, Hkv, T, d_k) = {want}, "
+                f"veio k{tuple(k.shape)} e v{tuple(v.shape)}"
+            )
+        self._new[layer] = (k, v)
+        return torch.cat([self.k[layer], k], dim=2), torch.cat([self.v[layer], v], dim=2)
+
+    def advance(self, T: int) -> None:
+        """Guarda o que a próxima consulta ainda pode ver e esquece o resto.
+
+        A próxima consulta está na posição L = length + T e vê as chaves j <
+        n_sinks e L - w < j < L (a própria L chega com ela): só essas ficam.
+        """
+        if len(self._new) != self.n_layers:
+            raise ValueError("advance antes de todas as camadas passarem por update")
+        pos = self.key_positions(T)  # (guardadas + T,)
+        L = self.length + T
+        keep = (pos < self.n_sinks) | (pos > L - self.w)  # (guardadas + T,)
+        for layer, (k, v) in self._new.items():
+            self.k[layer] = torch.cat([self.k[layer], k], dim=2)[:, :, keep]
+            self.v[layer] = torch.cat([self.v[layer], v], dim=2)[:, :, keep]
+        self.positions = pos[keep]
+        self._new = {}
+        self.length = L
+
+    def __repr__(self) -> str:
+        return (f"SinkKVCache(n_sinks={self.n_sinks}, w={self.w}, length={self.length}, "
+                f"guardadas={self.n_kept})")
+
+
 # --------------------------------------------------------------------------
 # Atenção multi-cabeça (MHA, MQA, GQA)
 # --------------------------------------------------------------------------
@@ -311,7 +651,11 @@ class MultiHeadAttention(nn.Module):
         return x.transpose(1, 2).reshape(B, T, h * d_k)  # (B, T, h * d_k)
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None,
-                rope_cs: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+                rope_cs: tuple[torch.Tensor, torch.Tensor] | None = None, mask_mod=None) -> torch.Tensor:
+        """x (B, T, D) -> (B, T, D). `mask_mod` (de `atencao.masks`, True = visível)
+        troca a máscara causal; um cache com o atributo `mask_mod` (o `SinkKVCache`)
+        traz a sua. A máscara é avaliada nas posições absolutas das consultas
+        (start + t) e das chaves (as do cache, `cache.key_positions(T)`)."""
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(
                 f"MultiHeadAttention espera x com forma (B, T, d_model={self.d_model}), "
@@ -334,14 +678,23 @@ class MultiHeadAttention(nn.Module):
         if cache is not None:
             k, v = cache.update(self.layer_idx, k, v)  # (B, Hkv, m, d_k), m = start + T
         m, G, Hkv = k.shape[-2], self.group, self.n_kv_heads
+        mask_mod = mask_mod if mask_mod is not None else getattr(cache, "mask_mod", None)
         # GQA/MQA: a cabeça de consulta h = kv * G + g usa a cabeça KV kv = h // G. Em vez de
         # copiar K e V G vezes (k.repeat_interleave(G, dim=1), que dá o mesmo resultado), as G
         # consultas de cada grupo viram linhas de uma mesma matriz: K e V são lidos uma vez só.
         qg = q.reshape(B, Hkv, G * T, self.d_k)  # (B, Hkv, G*T, d_k), linhas (g, t)
         s = (qg @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.d_k))  # (B, Hkv, G*T, m)
-        mask_np = causal_mask(T, m, start)  # (T, m), True = proibido
-        mask = torch.from_numpy(mask_np).to(s.device)
-        if mask_np.any():  # decodificando um token com cache, nada é proibido
+        if mask_mod is None:
+            mask_np = causal_mask(T, m, start)  # (T, m), True = proibido
+            mask = torch.from_numpy(mask_np).to(s.device)
+            any_masked = mask_np.any()
+        else:
+            key_pos = getattr(cache, "key_positions", None)
+            k_idx = key_pos(T) if key_pos is not None else torch.arange(m)  # (m,) posições absolutas
+            q_idx = torch.arange(start, start + T)  # (T,)
+            mask = (~_masks._eval(mask_mod, q_idx[:, None], k_idx[None, :])).to(s.device)  # (T, m)
+            any_masked = bool(mask.any())
+        if any_masked:  # decodificando um token com cache e máscara causal, nada é proibido
             s_masked = s.masked_fill(mask.repeat(G, 1), float("-inf"))  # (B, Hkv, G*T, m)
         else:
             s_masked = s
@@ -410,8 +763,9 @@ class Block(nn.Module):
         self.norm2 = RMSNorm(c.d_model, c.norm_eps)
         self.mlp = SwiGLU(c.d_model, c.d_ff)
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, rope_cs=None) -> torch.Tensor:
-        x = x + self.attn(self.norm1(x), cache=cache, rope_cs=rope_cs)  # (B, T, D)
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, rope_cs=None,
+                mask_mod=None) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x), cache=cache, rope_cs=rope_cs, mask_mod=mask_mod)  # (B, T, D)
         x = x + self.mlp(self.norm2(x))  # (B, T, D)
         return x
 
@@ -419,8 +773,9 @@ class Block(nn.Module):
 class TinyModel(nn.Module):
     """Modelo de linguagem causal: embeddings -> n_layers blocos -> RMSNorm -> logits.
 
-    forward(idx (B, T) inteiros, cache=None) -> logits (B, T, V). Sem
-    embeddings posicionais aprendidos: a posição entra só pela RoPE.
+    forward(idx (B, T) inteiros, cache=None, mask_mod=None) -> logits (B, T, V).
+    Sem embeddings posicionais aprendidos: a posição entra só pela RoPE.
+    `mask_mod` (de `atencao.masks`) troca a máscara causal em todas as camadas.
     """
 
     def __init__(self, config: TinyConfig | None = None):
@@ -446,7 +801,7 @@ class TinyModel(nn.Module):
         """Parâmetros distintos (a matriz compartilhada conta uma vez)."""
         return sum(p.numel() for p in self.parameters())
 
-    def forward(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+    def forward(self, idx: torch.Tensor, cache: KVCache | None = None, mask_mod=None) -> torch.Tensor:
         c = self.config
         if not isinstance(idx, torch.Tensor) or idx.dtype not in (torch.int64, torch.int32):
             raise TypeError(
@@ -465,7 +820,7 @@ class TinyModel(nn.Module):
         x = self.tok_emb(idx)  # (B, T, D); índice fora de [0, V) dá IndexError do torch
         cs = rope_angles(T, c.d_k, start, c.rope_base, x.dtype, x.device)  # (T, d_k/2) x 2, uma vez
         for block in self.blocks:
-            x = block(x, cache=cache, rope_cs=cs)  # (B, T, D)
+            x = block(x, cache=cache, rope_cs=cs, mask_mod=mask_mod)  # (B, T, D)
         if cache is not None:
             cache.advance(T)
         return self.lm_head(self.norm_f(x))  # (B, T, V)
