@@ -245,26 +245,18 @@ def _block_mask(i0, i1, j0, j1, start, device, mask_mod=None):
     return j > i  # (bq, bk)
 
 
-def _forward(q, k, v, causal, block, start, mask_mod=None, record=None):
+def _forward(q, k, v, causal, block, start):
     """q (G, n, d), k (G, m, d), v (G, m, dv) -> out (G, n, dv), lse (G, n).
 
     Laço externo: blocos de consultas (cada um termina com a sua saída pronta).
     Laço interno: blocos de chaves, atualizando (m_i, l_i, acc) como em merge.
-    Com mask_mod (já a máscara efetiva), um bloco pode apagar uma linha inteira
-    antes que ela tenha visto alguma chave: a conta usa 0 no lugar de m = -inf
-    (exp(-inf - 0) = 0), e uma linha que nunca viu chave termina com saída 0 e
-    lse = -inf.
     """
-    if mask_mod is not None:
-        return _forward_masked(q, k, v, block, start, mask_mod, record)
     G, n, d = q.shape
     dv = v.shape[-1]
     scale = 1.0 / math.sqrt(d)
     out = q.new_empty(G, n, dv)
     lse = q.new_empty(G, n)
     for (i0, i1), row in block_schedule(n, k.shape[1], block, causal, start):
-        if record is not None:
-            record.extend((i0 // block, j0 // block) for j0, _, _ in row)
         qi = q[:, i0:i1] * scale  # (G, bq, d): a escala entra uma vez por bloco
         m_i = q.new_full((G, i1 - i0), -math.inf)  # (G, bq)
         l_i = q.new_zeros(G, i1 - i0)  # (G, bq)
@@ -286,8 +278,14 @@ def _forward(q, k, v, causal, block, start, mask_mod=None, record=None):
     return out, lse
 
 
-def _forward_masked(q, k, v, block, start, mask_mod, record):
-    """O passo de ida sob uma máscara qualquer (ver ``_forward``)."""
+def _forward_masked(q, k, v, block, start, mask_mod, record=None):
+    """O passo de ida de ``_forward`` sob uma máscara qualquer (já a efetiva).
+
+    Diferenças: os blocos vêm de ``masks.block_map``; um bloco pode apagar uma
+    linha inteira antes que ela tenha visto alguma chave, então a conta usa 0
+    no lugar de m = -inf (exp(-inf - 0) = 0, sem o NaN de -inf - (-inf)); e
+    uma linha que nunca viu chave termina com saída 0 e lse = -inf.
+    """
     G, n, d = q.shape
     dv = v.shape[-1]
     scale = 1.0 / math.sqrt(d)
@@ -384,7 +382,14 @@ class FlashAttentionFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, causal, block, start, mask_mod=None, record=None):
         ct = _compute_dtype(q.dtype)
-        out, lse = _forward(q.to(ct), k.to(ct), v.to(ct), causal, block, start, mask_mod, record)
+        if mask_mod is None:
+            if record is not None:
+                record.extend((i0 // block, j0 // block)
+                              for (i0, _), row in block_schedule(q.shape[1], k.shape[1], block, causal, start)
+                              for j0, _, _ in row)
+            out, lse = _forward(q.to(ct), k.to(ct), v.to(ct), causal, block, start)
+        else:
+            out, lse = _forward_masked(q.to(ct), k.to(ct), v.to(ct), block, start, mask_mod, record)
         out = out.to(q.dtype)
         ctx.save_for_backward(q, k, v, out, lse)
         ctx.causal, ctx.block, ctx.start, ctx.mask_mod = causal, block, start, mask_mod

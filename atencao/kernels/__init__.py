@@ -8,6 +8,7 @@ calcula, quantos bytes move, quantas FLOPs faz e o que mudou):
     flash_fwd.py        v2  FlashAttention, passo de ida (saída + LSE)
     flash_bwd.py        v3  passo de volta (dQ, dK, dV) e autograd
     decode.py           v4  decodificação sobre um KV cache, com GQA
+    flash_window.py     v5  passo de ida com janela deslizante e sumidouros
 
 Sem GPU, os kernels rodam no interpretador do Triton (TRITON_INTERPRET=1):
 o mesmo código, executado em NumPy na CPU, lento (~5 ms por programa e por
@@ -92,6 +93,7 @@ if INTERPRETADO:
 from .decode import decode_attention  # noqa: E402  (depois de escolher o modo)
 from .flash_bwd import FlashAttentionFunction, flash_attention  # noqa: E402
 from .flash_fwd import flash_attention_forward  # noqa: E402
+from .flash_window import flash_attention_window  # noqa: E402
 from .softmax import softmax  # noqa: E402
 
 __all__ = [
@@ -100,6 +102,7 @@ __all__ = [
     "softmax",
     "flash_attention",
     "flash_attention_forward",
+    "flash_attention_window",
     "FlashAttentionFunction",
     "decode_attention",
 ]
