@@ -16,7 +16,7 @@ O que este arquivo promete:
   máscara causal apaga inteiros.
 * ``tiled_attention(..., mask_mod=...)`` troca a máscara causal por uma
   máscara qualquer escrita como função (``atencao.masks``: janela deslizante,
-  sumidouros, documentos): visita só os blocos que ``masks.visited_blocks``
+  ralos, documentos): visita só os blocos que ``masks.visited_blocks``
   manda visitar e aplica a máscara só nos blocos parciais. Uma linha sem
   chave visível sai 0, com lse = -inf (ver ``atencao.masks``).
 * ``FlashAttentionFunction`` é a ``torch.autograd.Function`` por trás de
@@ -241,7 +241,7 @@ def _block_mask(i0, i1, j0, j1, start, device, mask_mod=None):
     i = torch.arange(start + i0, start + i1, device=device)[:, None]  # (bq, 1)
     j = torch.arange(j0, j1, device=device)[None, :]  # (1, bk)
     if mask_mod is not None:
-        return ~_masks._eval(mask_mod, i, j)  # (bq, bk)
+        return ~_masks.evaluate(mask_mod, i, j)  # (bq, bk)
     return j > i  # (bq, bk)
 
 

@@ -1,4 +1,4 @@
-"""A máscara como função: janela deslizante, sumidouros e documentos (cap. 10-12).
+"""A máscara como função: janela deslizante, ralos e documentos (cap. 10-12).
 
 O que este arquivo promete:
 
@@ -32,7 +32,7 @@ Posições: ``q_idx`` é a posição ABSOLUTA da consulta. Com um cache de ``sta
 posições, a linha i das consultas novas está na posição start + i.
 
 Referências: Beltagy et al. (2020, Longformer: janela deslizante); Xiao et al.
-(2023, StreamingLLM: sumidouros de atenção); Dong et al. (2024, FlexAttention:
+(2023, StreamingLLM: ralos de atenção); Dong et al. (2024, FlexAttention:
 ``mask_mod`` e máscaras de blocos).
 """
 
@@ -51,6 +51,7 @@ __all__ = [
     "with_sinks",
     "document",
     "and_masks",
+    "evaluate",
     "dense_mask",
     "dense_attention",
     "visited_blocks",
@@ -126,10 +127,10 @@ def sliding_window(w: int) -> MaskMod:
 
 
 def with_sinks(n_sinks: int, w: int) -> MaskMod:
-    """Janela deslizante mais sumidouros: a consulta i vê j <= i com
+    """Janela deslizante mais ralos: a consulta i vê j <= i com
     i - w < j (a janela) ou j < n_sinks (as primeiras posições, sempre).
 
-    É a máscara do StreamingLLM (Xiao et al., 2023), que guarda 4 sumidouros.
+    É a máscara do StreamingLLM (Xiao et al., 2023), que guarda 4 ralos.
     Com n_sinks = 0 é ``sliding_window(w)``.
     """
     n_sinks = _check_int("n_sinks", n_sinks, 0)
@@ -138,9 +139,9 @@ def with_sinks(n_sinks: int, w: int) -> MaskMod:
 
     def rule(i0, i1, j0, j1):
         any_band, _ = band(i0, i1, j0, j1)
-        # sumidouros no bloco: as chaves [j0, min(j1, n_sinks)), vistas por i >= j
+        # ralos no bloco: as chaves [j0, min(j1, n_sinks)), vistas por i >= j
         any_sink = j0 < n_sinks and j0 <= i1 - 1
-        # todos: nada no futuro, e as chaves que não são sumidouros, [max(j0, n_sinks), j1),
+        # todos: nada no futuro, e as chaves que não são ralos, [max(j0, n_sinks), j1),
         # cabem na janela da última consulta (a que tem a janela mais adiantada)
         j_rest = max(j0, n_sinks)
         every = j1 - 1 <= i0 and (j_rest >= j1 or (i1 - 1) - j_rest <= w - 1)
@@ -221,8 +222,9 @@ def and_masks(*mods) -> MaskMod:
 # Matriz densa e atenção de referência (só para testes e figuras)
 # --------------------------------------------------------------------------
 
-def _eval(mask_mod, q_idx, kv_idx):
-    """Chama a máscara e confere o que ela devolve: um tensor bool da forma do broadcast."""
+def evaluate(mask_mod, q_idx, kv_idx):
+    """mask_mod(q_idx, kv_idx), conferindo o que ela devolve: um tensor bool da
+    forma do broadcast de q_idx e kv_idx (True = visível)."""
     out = mask_mod(q_idx, kv_idx)
     want = torch.broadcast_shapes(q_idx.shape, kv_idx.shape)
     if not isinstance(out, torch.Tensor) or out.dtype != torch.bool:
@@ -241,7 +243,7 @@ def dense_mask(mask_mod, n: int, m: int | None = None, start: int = 0, device=No
     start = _check_int("start", start, 0)
     q = torch.arange(start, start + n, device=device)[:, None]  # (n, 1)
     kv = torch.arange(m, device=device)[None, :]  # (1, m)
-    return _eval(mask_mod, q, kv)  # (n, m)
+    return evaluate(mask_mod, q, kv)  # (n, m)
 
 
 def dense_attention(q, k, v, mask_mod, start: int = 0):
@@ -295,7 +297,7 @@ def block_map(mask_mod, n: int, block: int = 128, m: int | None = None, start: i
             if rule is not None:
                 some, every = rule(i0, i1, j0, j1)
             else:
-                vis = _eval(mask_mod, qi, torch.arange(j0, j1)[None, :])  # (bq, bk), nunca T x T
+                vis = evaluate(mask_mod, qi, torch.arange(j0, j1)[None, :])  # (bq, bk), nunca T x T
                 some, every = bool(vis.any()), bool(vis.all())
             out[bi, bj] = 2 if (some and every) else (1 if some else 0)
     return out

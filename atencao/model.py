@@ -11,7 +11,7 @@ O que este arquivo promete:
 - `KVCache`: chaves (já rotacionadas pela RoPE) e valores pré-alocados por
   camada; `TinyModel.generate` com cache dá exatamente os mesmos tokens que
   recalcular tudo a cada passo.
-- `PagedKVCache`: o cache em páginas do vLLM (Kwon et al. 2023): um só pool
+- `PagedKVCache`: o KV cache paginado do vLLM (Kwon et al. 2023): um só pool
   de blocos de tamanho fixo, uma lista de blocos livres e uma tabela de blocos
   por sequência; várias sequências de comprimentos diferentes dividem o pool,
   e `sequence(id)` dá a cada uma a mesma interface do `KVCache` (decodificar
@@ -278,7 +278,7 @@ class PoolExhaustedError(RuntimeError):
 
 
 class PagedKVCache:
-    """KV cache em páginas (PagedAttention, Kwon et al. 2023): um pool de blocos
+    """KV cache paginado (PagedAttention, Kwon et al. 2023): um pool de blocos
     de tamanho fixo dividido entre várias sequências.
 
     Memória: para cada camada l, `k[l]` e `v[l]` têm forma
@@ -509,7 +509,7 @@ def generate_paged(model: "TinyModel", prompts, max_new_tokens: int, cache: Page
 
 
 class SinkKVCache:
-    """Cache com sumidouros e janela (StreamingLLM, Xiao et al. 2023).
+    """Cache com ralos e janela (StreamingLLM, Xiao et al. 2023).
 
     Guarda, por camada, as chaves e os valores das `n_sinks` primeiras
     posições e das `w - 1` mais recentes; o token novo de cada chamada entra
@@ -692,13 +692,16 @@ class MultiHeadAttention(nn.Module):
             key_pos = getattr(cache, "key_positions", None)
             k_idx = key_pos(T) if key_pos is not None else torch.arange(m)  # (m,) posições absolutas
             q_idx = torch.arange(start, start + T)  # (T,)
-            mask = (~_masks._eval(mask_mod, q_idx[:, None], k_idx[None, :])).to(s.device)  # (T, m)
+            mask = (~_masks.evaluate(mask_mod, q_idx[:, None], k_idx[None, :])).to(s.device)  # (T, m)
             any_masked = bool(mask.any())
+            empty_rows = mask.all(-1)  # (T,): consultas sem chave visível (saída 0, como em masks)
         if any_masked:  # decodificando um token com cache e máscara causal, nada é proibido
             s_masked = s.masked_fill(mask.repeat(G, 1), float("-inf"))  # (B, Hkv, G*T, m)
         else:
             s_masked = s
         a = torch.softmax(s_masked, dim=-1)  # (B, Hkv, G*T, m)
+        if mask_mod is not None and bool(empty_rows.any()):
+            a = a.masked_fill(empty_rows.repeat(G)[:, None], 0.0)  # softmax de nada: NaN -> 0
         mix = (a @ v).view(B, self.n_heads, T, self.d_k)  # (B, H, T, d_k)
         out = self.w_o(self.merge_heads(mix))  # (B, T, D): concatena as cabeças e aplica W_O
         if tr is not None:

@@ -8,7 +8,7 @@ calcula, quantos bytes move, quantas FLOPs faz e o que mudou):
     flash_fwd.py        v2  FlashAttention, passo de ida (saída + LSE)
     flash_bwd.py        v3  passo de volta (dQ, dK, dV) e autograd
     decode.py           v4  decodificação sobre um KV cache, com GQA
-    flash_window.py     v5  passo de ida com janela deslizante e sumidouros
+    flash_window.py     v5  passo de ida com janela deslizante e ralos
 
 Sem GPU, os kernels rodam no interpretador do Triton (TRITON_INTERPRET=1):
 o mesmo código, executado em NumPy na CPU, lento (~5 ms por programa e por

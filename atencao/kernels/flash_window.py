@@ -1,9 +1,9 @@
-"""v5 -- FlashAttention com janela deslizante e sumidouros, passo de ida, em Triton.
+"""v5 -- FlashAttention com janela deslizante e ralos, passo de ida, em Triton.
 
 O que calcula: para q, k, v com forma (B, H, N, d), a saída e o LSE da v2
 (flash_fwd.py) sob a máscara ``atencao.masks.with_sinks(n_sinks, w)``: a
 consulta i vê as chaves j <= i com i - w < j (a janela dos w últimos tokens,
-ela mesma incluída) ou j < n_sinks (os sumidouros do StreamingLLM). Com
+ela mesma incluída) ou j < n_sinks (os ralos do StreamingLLM). Com
 n_sinks = 0 é a janela deslizante pura (a das camadas locais do Gemma 3 e
 das camadas de janela de 128 do gpt-oss); com w >= N, a máscara causal.
 ``window`` e ``n_sinks`` são parâmetros do kernel (inteiros em tempo de
@@ -14,9 +14,9 @@ Quais blocos de chaves cada programa visita (a mesma regra de
 de consultas [i0, i0 + BLOCK_M),
     janela:      as chaves [max(0, i0 - w + 1), min(i0 + BLOCK_M, N)),
                  começando no bloco que contém a primeira delas;
-    sumidouros:  os blocos de [0, n_sinks) que ficam ANTES do primeiro bloco
+    ralos:  os blocos de [0, n_sinks) que ficam ANTES do primeiro bloco
                  da janela (os outros já são visitados por ela).
-Tudo entre os sumidouros e a janela é pulado: nem carregado.
+Tudo entre os ralos e a janela é pulado: nem carregado.
 
 FLOPs: com w + n_sinks << N, cada bloco de consultas visita no máximo
 ceil(n_sinks / BLOCK_N) + (w + BLOCK_M) / BLOCK_N + 1 blocos de chaves, e o
@@ -26,7 +26,7 @@ Bytes: K e V são lidos só nos blocos visitados, B·H·N·d·b para Q e O mais
 2·B·H·d·b·(n_sinks + w + BLOCK_M) por bloco de consultas para K e V.
 
 O que mudou em relação à v2 (flash_fwd.py):
-  * dois intervalos de chaves em vez de um ([0, fim dos sumidouros) e a
+  * dois intervalos de chaves em vez de um ([0, fim dos ralos) e a
     janela), com o intervalo do meio pulado;
   * a máscara de cada elemento (j <= i e (i - w < j ou j < n_sinks)) em TODO
     bloco visitado: não há laço sem máscara, porque a borda de baixo da
@@ -61,7 +61,7 @@ def _window_inner(acc, l_i, m_i, n_tiles, q, K, V, stride_kn, stride_kd, stride_
                   offs_m, offs_d, lo, hi, N, D, qk_scale, WINDOW, N_SINKS,
                   BLOCK_N: tl.constexpr, PREC: tl.constexpr):
     """Percorre as chaves [lo, hi) em blocos de BLOCK_N, com a máscara da janela
-    e dos sumidouros em cada elemento."""
+    e dos ralos em cada elemento."""
     d_ok = offs_d < D  # (BLOCK_D,)
     for start_n in range(lo, hi, BLOCK_N):
         offs_n = start_n + tl.arange(0, BLOCK_N)  # (BLOCK_N,)
@@ -120,7 +120,7 @@ def _flash_window_kernel(Q, K, V, O, LSE, TILES,
     # A janela: da primeira chave que a primeira consulta vê até a última consulta.
     lo_win = (tl.maximum(start_m - WINDOW + 1, 0) // BLOCK_N) * BLOCK_N
     hi = tl.minimum(start_m + BLOCK_M, N)
-    # Os sumidouros: os blocos de [0, N_SINKS) que ficam antes da janela.
+    # Os ralos: os blocos de [0, N_SINKS) que ficam antes da janela.
     hi_sink = tl.minimum(tl.cdiv(N_SINKS, BLOCK_N) * BLOCK_N, lo_win)
     acc, l_i, m_i, n_tiles = _window_inner(acc, l_i, m_i, n_tiles, q, K, V,
                                            stride_kn, stride_kd, stride_vn, stride_vd,

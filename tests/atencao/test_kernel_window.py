@@ -1,4 +1,4 @@
-"""O kernel Triton v5 (janela deslizante e sumidouros) contra a atenção densa.
+"""O kernel Triton v5 (janela deslizante e ralos) contra a atenção densa.
 
 Sem GPU roda no interpretador do Triton (~5 ms por programa x bloco de
 chaves): N <= 160, blocos de 16 a 64, B*H <= 4. Oráculos em float64: a
@@ -58,8 +58,8 @@ CASES = [  # (B, H, N, d, w, n_sinks, config)
     (2, 1, 100, 32, 1, 0, {"BLOCK_M": 32, "BLOCK_N": 32}),  # janela 1: só a diagonal
     (1, 1, 70, 24, 200, 3, {"BLOCK_M": 16, "BLOCK_N": 16}),  # janela > N: a causal; d = 24
     (1, 1, 1, 16, 5, 2, {"BLOCK_M": 32, "BLOCK_N": 32}),  # N = 1
-    (1, 2, 130, 16, 33, 40, {"BLOCK_M": 64, "BLOCK_N": 32}),  # sumidouros além do 1º bloco
-    (1, 1, 160, 16, 16, 0, {"BLOCK_M": 16, "BLOCK_N": 16}),  # janela = bloco, sem sumidouros
+    (1, 2, 130, 16, 33, 40, {"BLOCK_M": 64, "BLOCK_N": 32}),  # ralos além do 1º bloco
+    (1, 1, 160, 16, 16, 0, {"BLOCK_M": 16, "BLOCK_N": 16}),  # janela = bloco, sem ralos
 ]
 
 

@@ -166,7 +166,7 @@ def test_closed_rules_never_evaluate_the_mask():
     spy = M.MaskMod(lambda q, kv: calls.append(1) or mm(q, kv), "espiã", True, mm.block_rule)
     c = M.count_visited(spy, 4096, 128)
     assert calls == []
-    # cada bloco de consultas vê a diagonal, o anterior (a janela) e o dos sumidouros
+    # cada bloco de consultas vê a diagonal, o anterior (a janela) e o dos ralos
     assert c["total"] == 32 * 32 and c["calculados"] == 32 + 31 + 30
     assert c["fracao_pulada"] == pytest.approx(1 - (32 + 31 + 30) / 1024)
 
@@ -323,3 +323,11 @@ def test_bad_mask_mod_and_record_raise():
         tiled_attention(q, q, q, mask_mod="janela")
     with pytest.raises(TypeError, match="record"):
         tiled_attention(q, q, q, mask_mod=M.causal(), record=set())
+
+
+def test_record_without_mask_mod_lists_the_causal_schedule():
+    q = rand(2, 37, 4, seed=30)
+    rec = []
+    tiled_attention(q, q, q, block=8, record=rec)
+    want = [(i0 // 8, j0 // 8) for (i0, _), row in block_schedule(37, 37, 8) for j0, _, _ in row]
+    assert rec == want and len(rec) == count_blocks(37, 37, 8)["calculados"]

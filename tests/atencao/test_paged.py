@@ -187,3 +187,15 @@ def test_sink_cache_keeps_memory_bounded():
         for t in range(20, 40):
             model(x[:, t:t + 1], cache=cache)
     assert cache.k[0].shape == (2, 2, 4 + 8 - 1, 8)
+
+
+def test_model_row_without_visible_key_gives_zero_attention_not_nan():
+    """A definição de atencao.masks (linha vazia: saída 0) vale também no modelo."""
+    from atencao.model import MultiHeadAttention
+
+    torch.manual_seed(8)
+    mha = MultiHeadAttention(16, 4, 2).double()
+    x = torch.randn(1, 6, 16, dtype=torch.float64)
+    out = mha(x, mask_mod=lambda q, kv: kv < q)  # a consulta 0 não vê nada
+    assert torch.isfinite(out).all()
+    torch.testing.assert_close(out[0, 0], torch.zeros(16, dtype=torch.float64))
