@@ -284,6 +284,49 @@ def exercitar_kv_cache(leitor: Leitor):
                 assert v["cheio"] == fmt_bytes(cache_bytes(m, T0 + n))
 
 
+@caso("book/parte2/12-kv-cache", "kv-memoria")
+def exercitar_kv_memoria(leitor: Leitor):
+    """Os bytes que a calculadora mostra são os de atencao.memoria.kv_cache_bytes, com os
+    KVConfig que a célula embutiu, para cada modelo, contexto, camadas com janela, janela e ralos."""
+    from atencao import memoria
+
+    d = leitor.dados()
+
+    def conferir(m, T, loc, W, S):
+        base = memoria.KVConfig(m["nome"], m["camadas"], m["hq"], m["hkv"], m["d"])
+        dc, dr = m["latente"] or (d["latente_padrao"][0] * m["d"], int(d["latente_padrao"][1] * m["d"]))
+        cfgs = {"mha": memoria.KVConfig("mha", m["camadas"], m["hq"], m["hq"], m["d"]), "gqa": base,
+                "janela": memoria.KVConfig("j", m["camadas"], m["hq"], m["hkv"], m["d"], window=W,
+                                           n_local_layers=loc, n_sinks=S),
+                "latente": memoria.KVConfig("l", m["camadas"], m["hq"], m["hkv"], m["d"], latent_dim=dc, rope_dim=dr)}
+        b = {k: memoria.kv_cache_bytes(c, T, 1, m["bytes"]) for k, c in cfgs.items()}
+        v, onde = tabela(leitor), (m["nome"], T, loc, W, S)
+        for k in cfgs:
+            assert v[k] == fmt_bytes(b[k]), (k, onde, v[k], fmt_bytes(b[k]))
+            assert v[f"{k}_pct"] == f"{fmt_num(100 * b[k] / b['mha'], 1)}%", (k, onde)
+
+    for km, m in enumerate(d["modelos"]):
+        escolher(leitor, "modelo", km)
+        W = m["janela"] or d["janela_padrao"]
+        conferir(m, d["T"], m["locais"], W, m["ralos"])
+        for kt in (0, len(d["Ts"]) - 1):
+            leitor.mover("T", kt)
+            conferir(m, d["Ts"][kt], m["locais"], W, m["ralos"])
+        leitor.mover("T", d["Ts"].index(d["T"]))
+    # Os deslizantes de janela, num modelo com janela publicada.
+    km = next(k for k, m in enumerate(d["modelos"]) if m["janela"])
+    escolher(leitor, "modelo", km)
+    m = d["modelos"][km]
+    for loc in (0, m["camadas"] // 2, m["camadas"]):
+        leitor.mover("locais", loc)
+        for kw in (0, len(d["janelas"]) - 1):
+            leitor.mover("janela", kw)
+            for S in (0, d["ralos_max"]):
+                leitor.mover("ralos", S)
+                conferir(m, d["T"], loc, d["janelas"][kw], S)
+    assert f"T = {fmt_num(d['T'], 0)}" in resumo(leitor)
+
+
 # --------------------------------------------------------------------------
 # Capítulo 13: a grade de programas do Triton
 # --------------------------------------------------------------------------

@@ -1,27 +1,28 @@
 /* Capítulo 12: a memória do KV cache de cada arquitetura (MHA, GQA, janela, latente).
  *
  * Dados (célula do capítulo): modelos = [{nome, camadas, hq, hkv, d, bytes, locais, janela,
- * latente: [d_c, d_r] | null}] (os do curso e configurações publicadas), modelo (o inicial),
- * Ts (contextos oferecidos) e T (o inicial), janelas (tamanhos de janela oferecidos),
- * latente_padrao: [fator de d_c, fator de d_r] (d_c = fator · d para quem não tem latente).
- * As contas, por sequência, como a página as escreve (b bytes por número, L camadas):
+ * ralos, latente: [d_c, d_r] | null}] (os KVConfig de atencao.memoria: o modelo do curso e
+ * configurações publicadas), modelo (o inicial), Ts e T (contextos), janelas e janela_padrao
+ * (W oferecidos; o inicial de quem não tem janela), ralos_max, latente_padrao: [a, b]
+ * (sem latente publicado: d_c = a · d e d_r = ⌊b · d⌋, as proporções do DeepSeek-V2).
+ * As contas, por sequência, como a página as escreve (b bytes por número, L camadas),
+ * as de atencao.memoria.kv_cache_bytes, que o teste compara com o que a figura mostra:
  *   MHA:            2 · L · H_q  · d · T · b
  *   GQA:            2 · L · H_kv · d · T · b
- *   GQA + janela:   2 · H_kv · d · b · ((L − L_loc) · T + L_loc · min(T, W))
+ *   GQA + janela:   2 · H_kv · d · b · ((L − L_loc) · T + L_loc · min(T, W + S))
  *   latente (MLA):  L · (d_c + d_r) · T · b
- * (as mesmas de atencao.memoria, que o teste compara com o que a figura mostra).
  */
 Interativo.registrar("kv-memoria", (raiz, d, I) => {
   let mod = d.modelos.findIndex((m) => m.nome === d.modelo), T = d.T;
-  let M = d.modelos[mod], loc = M.locais, W = M.janela ?? d.janelas[0];
+  let M = d.modelos[mod], loc = M.locais, W = M.janela ?? d.janela_padrao, S = M.ralos;
 
-  const latente = (m) => m.latente ?? [d.latente_padrao[0] * m.d, d.latente_padrao[1] * m.d];
+  const latente = (m) => m.latente ?? [d.latente_padrao[0] * m.d, Math.floor(d.latente_padrao[1] * m.d)];
   const contas = () => {
     const L = M.camadas, b = M.bytes, [dc, dr] = latente(M);
     return {
       mha: 2 * L * M.hq * M.d * T * b,
       gqa: 2 * L * M.hkv * M.d * T * b,
-      janela: 2 * M.hkv * M.d * b * ((L - loc) * T + loc * Math.min(T, W)),
+      janela: 2 * M.hkv * M.d * b * ((L - loc) * T + loc * Math.min(T, W + S)),
       latente: L * (dc + dr) * T * b,
     };
   };
@@ -31,7 +32,8 @@ Interativo.registrar("kv-memoria", (raiz, d, I) => {
     aoMudar: (k) => {
       mod = k; M = d.modelos[k];
       cLoc.input.max = M.camadas; cLoc.definir(M.locais, false); loc = M.locais;
-      if (M.janela) { cW.definir(d.janelas.indexOf(M.janela), false); W = M.janela; }
+      W = M.janela ?? d.janela_padrao; cW.definir(d.janelas.indexOf(W), false);
+      S = M.ralos; cS.definir(S, false);
       desenhar();
     }});
   const cT = I.deslizante({rotulo: "Contexto T", nome: "T", min: 0, max: d.Ts.length - 1, passo: 1,
@@ -43,7 +45,9 @@ Interativo.registrar("kv-memoria", (raiz, d, I) => {
   const cW = I.deslizante({rotulo: "Janela W", nome: "janela", min: 0, max: d.janelas.length - 1, passo: 1,
                            valor: d.janelas.indexOf(W), formato: (v) => I.fmtInt(d.janelas[v]),
                            aoMudar: (v) => { W = d.janelas[v]; desenhar(); }});
-  controles.append(escM.caixa, cT.caixa, cLoc.caixa, cW.caixa);
+  const cS = I.deslizante({rotulo: "Ralos S", nome: "ralos", min: 0, max: d.ralos_max, passo: 1, valor: S, casas: 0,
+                           aoMudar: (v) => { S = v; desenhar(); }});
+  controles.append(escM.caixa, cT.caixa, cLoc.caixa, cW.caixa, cS.caixa);
 
   const nomes = ["MHA", "GQA", "GQA + janela", "latente"];
   const grafico = I.barras({n: 4, rotulos: nomes, numeros: 1, altura: 140, largura: 420,
@@ -73,7 +77,8 @@ Interativo.registrar("kv-memoria", (raiz, d, I) => {
       + (M.latente ? `; latente publicado: d_c = ${I.fmtInt(dc)}, d_r = ${I.fmtInt(dr)}.`
                    : `; latente hipotético: d_c = ${I.fmtInt(dc)}, d_r = ${I.fmtInt(dr)}.`);
     resumo.textContent = `Com T = ${I.fmtInt(T)}: MHA ${I.fmtBytes(c.mha)}, GQA ${I.fmtBytes(c.gqa)}, `
-      + `GQA com ${I.fmtInt(loc)} camadas de janela ${I.fmtInt(W)} ${I.fmtBytes(c.janela)}, latente ${I.fmtBytes(c.latente)}.`;
+      + `GQA com ${I.fmtInt(loc)} camadas de janela ${I.fmtInt(W)} e ${I.fmtInt(S)} ralos ${I.fmtBytes(c.janela)}, `
+      + `latente ${I.fmtBytes(c.latente)}.`;
   }
   desenhar();
 });
