@@ -77,6 +77,18 @@ def test_generate_paged_gives_the_tokens_of_generate():
     assert pool.n_free == 16 and pool.block_tables == {}  # free=True devolveu tudo
 
 
+def test_generate_paged_on_the_course_model_with_block_size_16():
+    """O modelo do curso (TinyConfig padrão), blocos de 16 como no vLLM."""
+    torch.manual_seed(2)
+    model = TinyModel(TinyConfig()).eval()
+    prompts = [tokens(n, seed=20 + n) for n in (5, 16, 23)]
+    pool = PagedKVCache.for_model(model, n_blocks=6, block_size=16)  # 1 + 2 + 2 blocos no fim
+    outs = generate_paged(model, prompts, 8, pool, free=False)
+    assert [len(t) for t in pool.block_tables.values()] == [1, 2, 2] and pool.n_free == 1
+    for p, o in zip(prompts, outs):
+        assert torch.equal(o, model.generate(p[None], 8)[0])
+
+
 def test_gather_returns_what_append_wrote_across_non_contiguous_blocks():
     g = torch.Generator().manual_seed(3)
     pool = PagedKVCache(n_layers=2, n_kv_heads=3, d_k=4, n_blocks=10, block_size=3, dtype=torch.float64)
