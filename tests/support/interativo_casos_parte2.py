@@ -198,6 +198,57 @@ def exercitar_flashattention_blocos(leitor: Leitor):
                 assert tabela(leitor)["ate"] == fmt_bytes(bpn * lidos)
 
 
+@caso("book/parte2/11-flashattention", "mascara-funcao")
+def exercitar_mascara_funcao(leitor: Leitor):
+    """O mapa de blocos que a figura desenha e conta é o de atencao.masks.block_map, e as
+    frações de pares visíveis são as de atencao.masks.dense_mask, para as mesmas escolhas."""
+    import torch
+
+    from atencao import masks
+
+    d = leitor.dados()
+    chaves = [m["chave"] for m in d["mascaras"]]
+
+    def conferir(chave, T, B, W, S):
+        ids = torch.repeat_interleave(torch.arange(len(d["documentos"][str(T)])),
+                                      torch.tensor(d["documentos"][str(T)]))
+        f = {"causal": masks.causal(), "janela": masks.sliding_window(W), "ralos": masks.with_sinks(S, W),
+             "documentos": masks.document(ids)}[chave]
+        bm = masks.block_map(f, T, B)
+        total, cheios, parciais = bm.numel(), int((bm == 2).sum()), int((bm == 1).sum())
+        pulados, nb = total - cheios - parciais, bm.shape[0]
+        v, onde = tabela(leitor), (chave, T, B, W, S)
+        assert v["pares"] == fmt_num(total, 0), onde
+        assert (v["cheios"], v["parciais"]) == (fmt_num(cheios, 0), fmt_num(parciais, 0)), onde
+        assert v["visitados"] == fmt_num(cheios + parciais, 0), onde
+        assert v["pulados"] == f"{fmt_num(pulados, 0)} ({fmt_num(100 * pulados / total, 1)}%)", onde
+        assert v["visiveis"] == f"{fmt_num(100 * int(masks.dense_mask(f, T).sum()) / T**2, 1)}%", onde
+        assert v["calculados"] == f"{fmt_num(100 * (cheios + parciais) * B * B / T**2, 1)}%", onde
+        assert v["contra_causal"] == fmt_num((cheios + parciais) / (nb * (nb + 1) / 2), 2), onde
+        assert f"pula {fmt_num(100 * pulados / total, 1)}%" in resumo(leitor), onde
+
+    W, S = d["janela"], d["ralos"]
+    for km, chave in enumerate(chaves):
+        escolher(leitor, "mascara", km)
+        for kt in (0, len(d["Ts"]) - 1):
+            escolher(leitor, "T", kt)
+            for kb, B in enumerate(d["blocos"]):
+                escolher(leitor, "bloco", kb)
+                conferir(chave, d["Ts"][kt], B, W, S)
+    # A janela e os ralos, movidos como o leitor, no meio do intervalo e nas pontas.
+    escolher(leitor, "mascara", chaves.index("ralos"))
+    escolher(leitor, "T", 1)
+    escolher(leitor, "bloco", 1)
+    T, B = d["Ts"][1], d["blocos"][1]
+    for W in (d["janela_min"], 3 * d["janela_passo"] + d["janela_min"], d["janela_max"]):
+        leitor.mover("janela", W)
+        for S in (0, 1, d["ralos_max"]):
+            leitor.mover("ralos", S)
+            conferir("ralos", T, B, W, S)
+    escolher(leitor, "mascara", chaves.index("janela"))
+    conferir("janela", T, B, W, S)
+
+
 # --------------------------------------------------------------------------
 # Capítulo 12: KV cache contra recalcular
 # --------------------------------------------------------------------------
@@ -231,6 +282,49 @@ def exercitar_kv_cache(leitor: Leitor):
                 assert v["razao"] == f"{fmt_num(sum(sem[:s]) / sum(com[:s]), 1)}x"
                 assert v["cache"] == fmt_bytes(cache_bytes(m, L))
                 assert v["cheio"] == fmt_bytes(cache_bytes(m, T0 + n))
+
+
+@caso("book/parte2/12-kv-cache", "kv-memoria")
+def exercitar_kv_memoria(leitor: Leitor):
+    """Os bytes que a calculadora mostra são os de atencao.memoria.kv_cache_bytes, com os
+    KVConfig que a célula embutiu, para cada modelo, contexto, camadas com janela, janela e ralos."""
+    from atencao import memoria
+
+    d = leitor.dados()
+
+    def conferir(m, T, loc, W, S):
+        base = memoria.KVConfig(m["nome"], m["camadas"], m["hq"], m["hkv"], m["d"])
+        dc, dr = m["latente"] or (d["latente_padrao"][0] * m["d"], int(d["latente_padrao"][1] * m["d"]))
+        cfgs = {"mha": memoria.KVConfig("mha", m["camadas"], m["hq"], m["hq"], m["d"]), "gqa": base,
+                "janela": memoria.KVConfig("j", m["camadas"], m["hq"], m["hkv"], m["d"], window=W,
+                                           n_local_layers=loc, n_sinks=S),
+                "latente": memoria.KVConfig("l", m["camadas"], m["hq"], m["hkv"], m["d"], latent_dim=dc, rope_dim=dr)}
+        b = {k: memoria.kv_cache_bytes(c, T, 1, m["bytes"]) for k, c in cfgs.items()}
+        v, onde = tabela(leitor), (m["nome"], T, loc, W, S)
+        for k in cfgs:
+            assert v[k] == fmt_bytes(b[k]), (k, onde, v[k], fmt_bytes(b[k]))
+            assert v[f"{k}_pct"] == f"{fmt_num(100 * b[k] / b['mha'], 1)}%", (k, onde)
+
+    for km, m in enumerate(d["modelos"]):
+        escolher(leitor, "modelo", km)
+        W = m["janela"] or d["janela_padrao"]
+        conferir(m, d["T"], m["locais"], W, m["ralos"])
+        for kt in (0, len(d["Ts"]) - 1):
+            leitor.mover("T", kt)
+            conferir(m, d["Ts"][kt], m["locais"], W, m["ralos"])
+        leitor.mover("T", d["Ts"].index(d["T"]))
+    # Os deslizantes de janela, num modelo com janela publicada.
+    km = next(k for k, m in enumerate(d["modelos"]) if m["janela"])
+    escolher(leitor, "modelo", km)
+    m = d["modelos"][km]
+    for loc in (0, m["camadas"] // 2, m["camadas"]):
+        leitor.mover("locais", loc)
+        for kw in (0, len(d["janelas"]) - 1):
+            leitor.mover("janela", kw)
+            for S in (0, d["ralos_max"]):
+                leitor.mover("ralos", S)
+                conferir(m, d["T"], loc, d["janelas"][kw], S)
+    assert f"T = {fmt_num(d['T'], 0)}" in resumo(leitor)
 
 
 # --------------------------------------------------------------------------
