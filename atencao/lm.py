@@ -53,7 +53,7 @@ __all__ = [
     "save_lm", "load_lm", "load_corpus", "load_curve", "corpus_status", "attention_maps", "word_starts",
     "head_scores", "ablate_head", "ablation_deltas", "known_word_share", "vocabulary", "make_weights",
     "sample_prompt", "repeated_tail", "SAMPLE_STEPS", "SAMPLE_TEMPERATURE", "SAMPLE_COUNT", "SAMPLE_NEW",
-    "filter_logits", "ov_readout",
+    "filter_logits", "ov_readout", "token_losses",
 ]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -253,6 +253,29 @@ def lm_loss(model: TinyModel, ids: torch.Tensor, context: int = 128, chunk: int 
         count += rest.numel() - 1
     model.train(was)
     return total / count
+
+
+@torch.no_grad()
+def token_losses(model: TinyModel, ids: torch.Tensor, context: int = 128, chunk: int = 16) -> torch.Tensor:
+    """(N - 1,): a perda (nats) de cada alvo ids[1:], com as mesmas janelas de `lm_loss` (a média é ela)."""
+    ids = _check_ids("ids", ids)
+    if ids.numel() < 2:
+        raise ValueError("são precisos pelo menos 2 tokens para medir a perda")
+    was = model.training
+    model.eval()
+    n_full = (ids.numel() - 1) // context
+    parts = []
+    if n_full:
+        win = ids[torch.arange(n_full)[:, None] * context + torch.arange(context + 1)]  # (J, T + 1)
+        for c in range(0, n_full, chunk):
+            w = win[c:c + chunk]
+            logits = model(w[:, :-1])  # (b, T, V)
+            parts.append(F.cross_entropy(logits.flatten(0, 1), w[:, 1:].flatten(), reduction="none"))
+    rest = ids[n_full * context:]
+    if rest.numel() >= 2:
+        parts.append(F.cross_entropy(model(rest[None, :-1])[0], rest[1:], reduction="none"))
+    model.train(was)
+    return torch.cat(parts)
 
 
 def _bigram_table(train_ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
