@@ -16,9 +16,16 @@ O que este arquivo promete:
   dos arquivos estão em atencao/data/README.md.
 - `load_corpus()` e `load_curve()`: o corpus congelado com os pesos (o que o
   capítulo 8 avalia, por mais que o livro mude depois) e a curva de treino;
-  `corpus_status()` diz se a prosa do livro mudou desde o congelamento (um
-  aviso, não um erro: o livro muda todo dia, e os números continuam os do
-  corpus congelado; o que o teste exige é que pesos, ficha e corpus concordem).
+  `corpus_status()` diz se a prosa do livro mudou desde o congelamento (só
+  para o `make weights` avisar: o livro muda todo dia, e a página do cap. 8
+  não se compara com ele; ela diz de que instantâneo, com nome e data, o
+  corpus é; o que o teste exige é que pesos, ficha e corpus concordem).
+- `repeated_tail`: o laço em que uma sequência gerada termina (a gulosa);
+  `filter_logits`: o sorteio com temperatura, top-k e top-p (o mesmo do
+  modelo na página); `sample_prompt`: o começo das amostras, que `make
+  weights` também usa para gravar amostras em três pontos da curva;
+  `token_losses` e `ov_readout`: a perda de cada alvo e o circuito OV de uma
+  cabeça lido pela saída (a cabeça de maior ablação do cap. 8).
 - `attention_maps`, `head_scores` e `ablate_head`: os pesos de atenção de todas
   as cabeças numa passada (pelo `Tracer`), as pontuações que podem dar nome a
   uma cabeça (token anterior, começo da palavra, primeiro token, indução) e a

@@ -199,8 +199,9 @@ def test_shipped_weights_reproduce_their_recorded_loss_and_beat_the_bigram(shipp
 
 
 def test_stale_corpus_is_reported_not_failed(frozen, tmp_path):
-    """O livro muda todo dia (outros capítulos, outros autores): isso vira um aviso na página e no
-    `make weights`, nunca uma falha; o que falha é pesos e corpus congelado discordarem."""
+    """O livro muda todo dia (outros capítulos, outros autores): isso vira um aviso no `make weights`,
+    nunca uma falha (a página não mostra o aviso: diz o instantâneo); o que falha é pesos e corpus
+    congelado discordarem."""
     status = lm.corpus_status()
     assert status.frozen_source_sha256 == frozen.source_sha256 and status.stale in (True, False)
     assert ("mudou" in status.message()) == status.stale
