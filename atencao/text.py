@@ -57,7 +57,9 @@ SOURCE_KINDS = (("book/parte", "capítulos"), ("book/intro.md", "introdução"),
 
 
 def source_kind(path: str) -> str:
-    """O nome da fonte de um parágrafo do corpus ("capítulos", "introdução", ...); ValueError se não for prosa do curso."""
+    """O nome da fonte de um parágrafo do corpus ("capítulos", "introdução", ...).
+
+    ValueError se o caminho não for prosa do curso (um README, uma pasta de maquinaria)."""
     for prefix, name in SOURCE_KINDS:
         if path.startswith(prefix):
             return name

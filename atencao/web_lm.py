@@ -128,8 +128,8 @@ def build_manifest(model, tokenizer, vocabulary=()) -> tuple[WebManifest, bytes]
     manifest = WebManifest(
         format=FORMAT, config=dataclasses.asdict(model.config), tensors=tuple(tensors),
         nbytes=len(blob), sha256=hashlib.sha256(blob).hexdigest(),
-        pretokenization=PRETOKEN_PATTERN, char_classes=char_class_runs(), merges=tuple(tuple(m) for m in tokenizer.merges),
-        vocabulary=tuple(sorted(vocabulary)))
+        pretokenization=PRETOKEN_PATTERN, char_classes=char_class_runs(),
+        merges=tuple(tuple(m) for m in tokenizer.merges), vocabulary=tuple(sorted(vocabulary)))
     return manifest, blob
 
 

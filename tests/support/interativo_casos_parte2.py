@@ -110,14 +110,14 @@ def exercitar_sorteio_lm(leitor: Leitor, tok, model, ids, logits, d):
         page.wait_for_function("(r) => r.querySelector('.modelo-lm-gerar').dataset.estado === 'pronto'",
                                arg=raiz.element_handle(), timeout=120_000)
         return [[int(x) for x in li.get_attribute("data-ids").split(",")]
-                for li in raiz.locator('[data-saida="continuacoes"] li').all()]
+                for li in raiz.locator('[data-geracao="continuacoes"] li').all()]
 
     vocab = lm.vocabulary(lm.load_corpus().train_text)
 
     def medidas_conferem(conts):
         share, n_pal = lm.known_word_share(" ".join(tok.decode(c) for c in conts), vocab)
         distintos = sum(len(set(c)) for c in conts) / len(conts)
-        v = tabela(leitor)
+        v = {k: raiz.locator(f'[data-medida="{k}"]').inner_text() for k in ("conhecidas", "distintos")}
         assert v["conhecidas"] == (f"{fmt_num(100 * share, 0)}%" if n_pal else "—"), (v, share)
         assert v["distintos"] == fmt_num(distintos, 1), (v, distintos)
 
@@ -138,6 +138,7 @@ def exercitar_sorteio_lm(leitor: Leitor, tok, model, ids, logits, d):
     medidas_conferem(conts)
     antes = conts
     leitor.controle("sortear").click()
+    assert tabela(leitor)["sorteio"] == "2"
     depois = gerado()
     assert depois != antes                                        # outra semente, outros sorteios
     medidas_conferem(depois)

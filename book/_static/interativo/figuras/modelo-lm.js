@@ -131,16 +131,22 @@
         `${d.gerar.n} continuações de ${d.gerar.novos} tokens da sua frase, com o sorteio acima (o mesmo `
         + "KV cache do capítulo 12). Como no capítulo: a fração das palavras geradas que existem no "
         + "texto de treino, e quantos tokens distintos cada continuação tem.");
+      // As saídas da geração chegam depois (data-geracao, não data-saida): o que muda na hora,
+      // a cada controle, é a lista dos próximos tokens e o número do sorteio.
       const medidas = I.el("p", {class: "interativo-resumo modelo-lm-medidas", "aria-live": "polite",
-                                 "data-saida": "medidas"});
-      const continuacoes = I.el("ol", {class: "modelo-lm-continuacoes", "data-saida": "continuacoes"});
+                                 "data-geracao": "medidas"});
+      const continuacoes = I.el("ol", {class: "modelo-lm-continuacoes", "data-geracao": "continuacoes"});
       const sortear = I.el("button", {type: "button", "data-controle": "sortear"}, "Sortear de novo");
+      const numSorteio = I.el("span", {"data-valor": "sorteio"}, "1");
+      const linhaSorteio = I.el("p", {class: "interativo-resumo"}, "Sorteio nº ", numSorteio,
+                                " (a mesma semente dá as mesmas continuações).");
       const noCapitulo = I.el("p", {class: "interativo-resumo"},
         `No capítulo, em ${d.capitulo.n} continuações de ${d.capitulo.novos} tokens (sem top-k nem top-p): `
         + d.capitulo.linhas.map(([rotulo, conh, dist]) => `${rotulo}, ${I.fmt(100 * conh, 0)}% de palavras `
           + `conhecidas e ${I.fmt(dist, 0)} tokens distintos`).join("; ") + ".");
       const caixaGer = I.el("div", {class: "modelo-lm-gerar", "data-estado": "parado"},
-                            tituloGer, explicaGer, sortear, medidas, continuacoes, noCapitulo);
+                            tituloGer, explicaGer, sortear, linhaSorteio, medidas, continuacoes,
+                            noCapitulo);
 
       const tituloCab = I.el("h4", {}, "Atenção de cada cabeça");
       const explica = I.el("p", {class: "interativo-resumo"},
@@ -311,14 +317,18 @@
           I.el("span", {class: "modelo-lm-comeco"}, "…" + tok.decode(comeco.slice(-6))),
           I.el("span", {class: "modelo-lm-novo"}, textos[k]))));
         medidas.replaceChildren(
-          "Palavras conhecidas: ", I.el("strong", {"data-valor": "conhecidas"},
+          "Palavras conhecidas: ", I.el("strong", {"data-medida": "conhecidas"},
                                         nPal ? `${I.fmt(100 * conhecidas, 0)}%` : "—"),
           ` (de ${fmtInt(nPal, I)} palavras); tokens distintos por continuação: `,
-          I.el("strong", {"data-valor": "distintos"}, I.fmt(distintos, 1)),
+          I.el("strong", {"data-medida": "distintos"}, I.fmt(distintos, 1)),
           ` de ${d.gerar.novos}.`);
         caixaGer.dataset.estado = "pronto";
       }
-      sortear.addEventListener("click", () => { semente += d.gerar.n; agendarGeracao(); });
+      sortear.addEventListener("click", () => {
+        semente += d.gerar.n;
+        numSorteio.textContent = String(semente / d.gerar.n + 1);
+        agendarGeracao();
+      });
 
       let espera = null;
       entrada.addEventListener("input", () => {
