@@ -9,8 +9,9 @@ pesos; o botão "Carregar o modelo" baixa o manifesto e o binário (uma vez, no
 máximo 8 MiB, do próprio site); para a frase do livro e outras, os tokens do BPE
 em JavaScript são os do Python e os logits de todas as posições e os pesos de
 atenção de todas as cabeças batem com o PyTorch a menos de 1e-4; o que a figura
-mostra (os tokens) é o do Python. Os controles da figura (temperatura,
-posição, cabeça), as duas larguras, o axe-core e as capturas de tela estão no
+mostra (os tokens) é o do Python; o KV cache do lm.js (step) dá os logits do passo à
+frente inteiro, e o filtro do sorteio (filterProbs) é lm.filter_logits. Os controles da
+figura (temperatura, top-k, top-p, sortear, posição, cabeça), as duas larguras, o axe-core e as capturas de tela estão no
 caso `modelo-lm` de tests/support/interativo_casos_parte2.py (tests/site/test_interativo.py).
 """
 
