@@ -16,9 +16,16 @@ O que este arquivo promete:
   dos arquivos estão em atencao/data/README.md.
 - `load_corpus()` e `load_curve()`: o corpus congelado com os pesos (o que o
   capítulo 8 avalia, por mais que o livro mude depois) e a curva de treino;
-  `corpus_status()` diz se a prosa do livro mudou desde o congelamento (um
-  aviso, não um erro: o livro muda todo dia, e os números continuam os do
-  corpus congelado; o que o teste exige é que pesos, ficha e corpus concordem).
+  `corpus_status()` diz se a prosa do livro mudou desde o congelamento (só
+  para o `make weights` avisar: o livro muda todo dia, e a página do cap. 8
+  não se compara com ele; ela diz de que instantâneo, com nome e data, o
+  corpus é; o que o teste exige é que pesos, ficha e corpus concordem).
+- `repeated_tail`: o laço em que uma sequência gerada termina (a gulosa);
+  `filter_logits`: o sorteio com temperatura, top-k e top-p (o mesmo do
+  modelo na página); `sample_prompt`: o começo das amostras, que `make
+  weights` também usa para gravar amostras em três pontos da curva;
+  `token_losses` e `ov_readout`: a perda de cada alvo e o circuito OV de uma
+  cabeça lido pela saída (a cabeça de maior ablação do cap. 8).
 - `attention_maps`, `head_scores` e `ablate_head`: os pesos de atenção de todas
   as cabeças numa passada (pelo `Tracer`), as pontuações que podem dar nome a
   uma cabeça (token anterior, começo da palavra, primeiro token, indução) e a
@@ -52,6 +59,8 @@ __all__ = [
     "encode_splits", "random_batch", "lr_at", "train_lm", "lm_loss", "ngram_losses", "bigram_sample",
     "save_lm", "load_lm", "load_corpus", "load_curve", "corpus_status", "attention_maps", "word_starts",
     "head_scores", "ablate_head", "ablation_deltas", "known_word_share", "vocabulary", "make_weights",
+    "sample_prompt", "repeated_tail", "SAMPLE_STEPS", "SAMPLE_TEMPERATURE", "SAMPLE_COUNT", "SAMPLE_NEW",
+    "filter_logits", "ov_readout", "token_losses",
 ]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -65,6 +74,16 @@ CORPUS_FILE, CURVE_FILE = "corpus.json", "training_curve.json"
 # biblioteca de BLAS, que somam em outra ordem (os pesos de atencao/data deram
 # 3,5386 com 1 thread, torch 2.13.0 CPU, x86_64).
 REPRO_TOLERANCE = 0.01
+
+# Amostras gravadas na curva de treino (make weights): nos passos SAMPLE_STEPS que
+# existirem (e sempre no último), SAMPLE_COUNT continuações de SAMPLE_NEW tokens
+# sorteadas com temperatura SAMPLE_TEMPERATURE (semente 0) e a gulosa, todas do
+# começo de `sample_prompt`. Gerar não muda o treino (um gerador próprio, fora dos lotes).
+SAMPLE_STEPS = (100, 300)
+SAMPLE_TEMPERATURE = 0.8
+SAMPLE_COUNT = 8
+SAMPLE_NEW = 60
+PROMPT_TOKENS = 16
 
 
 @dataclass(frozen=True)
@@ -117,6 +136,10 @@ class TrainingCurve:
     eval_steps: list[int]  # passos em que as perdas abaixo foram medidas (0 = antes do treino)
     train_loss: list[float]  # perda num trecho fixo do treino, do tamanho da validação
     val_loss: list[float]  # perda na validação inteira
+    prompt: list[int] = dataclasses.field(default_factory=list)  # o começo das amostras (sample_prompt)
+    # uma entrada por ponto da curva com amostras: {"step", "greedy": [ids], "sampled": [[ids], ...]}
+    # (só os tokens novos; "sampled" com temperatura SAMPLE_TEMPERATURE, semente 0)
+    samples: list[dict] = dataclasses.field(default_factory=list)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(dataclasses.asdict(self), separators=(",", ":")) + "\n",
@@ -237,6 +260,29 @@ def lm_loss(model: TinyModel, ids: torch.Tensor, context: int = 128, chunk: int 
         count += rest.numel() - 1
     model.train(was)
     return total / count
+
+
+@torch.no_grad()
+def token_losses(model: TinyModel, ids: torch.Tensor, context: int = 128, chunk: int = 16) -> torch.Tensor:
+    """(N - 1,): a perda (nats) de cada alvo ids[1:], com as mesmas janelas de `lm_loss` (a média é ela)."""
+    ids = _check_ids("ids", ids)
+    if ids.numel() < 2:
+        raise ValueError("são precisos pelo menos 2 tokens para medir a perda")
+    was = model.training
+    model.eval()
+    n_full = (ids.numel() - 1) // context
+    parts = []
+    if n_full:
+        win = ids[torch.arange(n_full)[:, None] * context + torch.arange(context + 1)]  # (J, T + 1)
+        for c in range(0, n_full, chunk):
+            w = win[c:c + chunk]
+            logits = model(w[:, :-1])  # (b, T, V)
+            parts.append(F.cross_entropy(logits.flatten(0, 1), w[:, 1:].flatten(), reduction="none"))
+    rest = ids[n_full * context:]
+    if rest.numel() >= 2:
+        parts.append(F.cross_entropy(model(rest[None, :-1])[0], rest[1:], reduction="none"))
+    model.train(was)
+    return torch.cat(parts)
 
 
 def _bigram_table(train_ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
@@ -367,6 +413,60 @@ def corpus_status(data_dir: str | Path = DATA_DIR, root: str | Path = ROOT) -> C
 
 
 # --------------------------------------------------------------------------
+# gerar texto: o começo, o sorteio filtrado e o laço da decodificação gulosa
+# --------------------------------------------------------------------------
+
+def sample_prompt(corpus: Corpus, tokenizer: BPETokenizer, n: int = PROMPT_TOKENS) -> list[int]:
+    """Os n primeiros tokens do primeiro parágrafo da validação, nos capítulos, com mais de 300
+    caracteres e começando por maiúscula: o começo das amostras do cap. 8 e da curva de treino."""
+    paragraph = next(p for p, v, o in zip(corpus.paragraphs, corpus.is_val, corpus.origin)
+                     if v and o.startswith("book/parte") and len(p) > 300 and p[0].isupper())
+    return tokenizer.encode(paragraph)[:n]
+
+
+def filter_logits(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                  top_p: float | None = None) -> torch.Tensor:
+    """As probabilidades de sorteio (..., V): softmax(logits / temperatura), só entre os top_k
+    tokens mais prováveis e, deles, só o menor conjunto cuja soma chega a top_p (o núcleo),
+    renormalizado. O mesmo filtro do modelo na página do cap. 8 (book/_static/modelo/lm.js)."""
+    if not temperature > 0:
+        raise ValueError(f"temperature deve ser > 0, veio {temperature!r}")
+    p = torch.softmax(logits.double() / temperature, dim=-1)
+    order = p.argsort(dim=-1, descending=True, stable=True)
+    sorted_p = p.gather(-1, order)
+    keep = torch.ones_like(sorted_p, dtype=torch.bool)
+    if top_k is not None:
+        keep[..., top_k:] = False
+    if top_p is not None:
+        before = sorted_p.cumsum(-1) - sorted_p  # a massa dos mais prováveis antes deste
+        keep &= before < top_p
+    keep[..., 0] = True  # o mais provável fica sempre
+    sorted_p = sorted_p * keep
+    out = torch.zeros_like(p).scatter(-1, order, sorted_p)
+    return out / out.sum(-1, keepdim=True)
+
+
+def repeated_tail(ids, max_period: int = 20, min_repeats: int = 2, min_tokens: int = 8) -> tuple[int, int] | None:
+    """(início, período) do laço em que a sequência termina, ou None.
+
+    Um laço: a partir de `início`, cada token é igual ao de `período` posições
+    antes, por pelo menos `min_repeats` períodos inteiros e `min_tokens` tokens,
+    com período ≤ max_period. Entre os períodos possíveis, vale o que começa
+    mais cedo (o laço mais longo); num empate, o menor período. Um laço que só
+    começa no fim da sequência também conta: o que importa é como ela termina.
+    """
+    seq = list(ids.tolist() if isinstance(ids, torch.Tensor) else ids)
+    n, best = len(seq), None
+    for p in range(1, max_period + 1):
+        start = n - p  # o último período inteiro; volte enquanto o token bater com o de p à frente
+        while start > 0 and seq[start - 1] == seq[start - 1 + p]:
+            start -= 1
+        if n - start >= max(min_repeats * p, min_tokens) and (best is None or start < best[0]):
+            best = (start, p)
+    return best
+
+
+# --------------------------------------------------------------------------
 # o que as cabeças fazem: pesos, pontuações e ablação
 # --------------------------------------------------------------------------
 
@@ -475,6 +575,27 @@ def ablate_head(model: TinyModel, layer: int, head: int):
         handle.remove()
 
 
+@torch.no_grad()
+def ov_readout(model: TinyModel, layer: int, head: int) -> torch.Tensor:
+    """(V, V): a linha t é o que a cabeça (layer, head) escreve quando lê só o token t, lido
+    direto pela saída do modelo (logits, sem as camadas seguintes).
+
+    O circuito OV: o embedding de t passa pela RMSNorm da camada, por W_V (a cabeça KV
+    do grupo), pela fatia da cabeça em W_O, e vai para o vocabulário pelos pesos da
+    RMSNorm final e pela matriz de saída. Na camada 0 a entrada é exatamente o
+    embedding; nas seguintes, o resíduo já tem mais coisa, e a leitura é uma aproximação.
+    """
+    c = model.config
+    if not (0 <= layer < c.n_layers and 0 <= head < c.n_heads):
+        raise ValueError(f"cabeça ({layer}, {head}) não existe")
+    block, d_k = model.blocks[layer], c.d_k
+    g = head // (c.n_heads // c.n_kv_heads)
+    x = block.norm1(model.tok_emb.weight)  # (V, D)
+    v = x @ block.attn.w_v.weight[g * d_k:(g + 1) * d_k].T  # (V, d_k)
+    out = v @ block.attn.w_o.weight[:, head * d_k:(head + 1) * d_k].T  # (V, D)
+    return (out * model.norm_f.weight) @ model.lm_head.weight.T  # (V, V)
+
+
 def ablation_deltas(model: TinyModel, val_ids: torch.Tensor, context: int = 128) -> torch.Tensor:
     """(L, H): quanto a perda de validação sobe ao zerar cada cabeça, uma de cada vez."""
     base = lm_loss(model, val_ids, context)
@@ -490,9 +611,13 @@ def ablation_deltas(model: TinyModel, val_ids: torch.Tensor, context: int = 128)
 _WORD = re.compile(r"[^\W\d_]+")
 
 
-def known_word_share(text: str, vocabulary: set[str]) -> tuple[float, int]:
-    """(fração das palavras de `text` que estão em `vocabulary`, número de palavras); minúsculas."""
-    words = [w.lower() for w in _WORD.findall(text)]
+def known_word_share(text: str, vocabulary: set[str], min_len: int = 1) -> tuple[float, int]:
+    """(fração das palavras de `text` que estão em `vocabulary`, número de palavras); minúsculas.
+
+    Com min_len > 1, só contam as palavras com pelo menos min_len letras: as de uma letra
+    ("a", "e", "o") estão sempre no vocabulário e inflam a fração.
+    """
+    words = [w.lower() for w in _WORD.findall(text) if len(w) >= min_len]
     if not words:
         return float("nan"), 0
     return sum(w in vocabulary for w in words) / len(words), len(words)
@@ -507,6 +632,22 @@ def vocabulary(text: str) -> set[str]:
 # make weights
 # --------------------------------------------------------------------------
 
+def _snapshot_name() -> dict:
+    """O nome e a data de um corpus congelado agora: o commit da prosa (se houver git) e o dia (UTC)."""
+    import datetime
+    import subprocess
+
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "book", "exercises"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        name = f"prosa do curso no commit {commit}" + (" (com mudanças ainda sem commit)" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        name = "prosa do curso (sem git)"
+    return {"name": name, "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat()}
+
+
 def make_weights(cfg: TrainConfig = TrainConfig(), out_dir: str | Path = DATA_DIR,
                  log_every: int = 100, corpus: Corpus | None = None,
                  glue_dir: str | Path | None = None) -> LMInfo:
@@ -516,13 +657,15 @@ def make_weights(cfg: TrainConfig = TrainConfig(), out_dir: str | Path = DATA_DI
     (o corpus congelado), refaz o treino sobre o mesmo texto.
     """
     if corpus is None:
-        corpus = project_corpus(glue_dir=glue_dir)
+        corpus = dataclasses.replace(project_corpus(glue_dir=glue_dir), **_snapshot_name())
     tokenizer = BPETokenizer.train(corpus.train_text, TinyConfig().vocab_size)
     train_ids, val_ids = encode_splits(corpus, tokenizer)
     train_probe = train_ids[:val_ids.numel()]  # um trecho fixo do treino, do tamanho da validação
+    prompt = sample_prompt(corpus, tokenizer)
+    sample_at = {s for s in SAMPLE_STEPS if s < cfg.steps} | {cfg.steps}
     torch.manual_seed(cfg.seed)
     model = TinyModel(TinyConfig(vocab_size=tokenizer.vocab_size))
-    eval_steps, tr_curve, val_curve = [], [], []
+    eval_steps, tr_curve, val_curve, samples = [], [], [], []
     spent = [0.0, 0.0]  # relógio e CPU gastos medindo a curva
 
     def on_eval(step: int) -> None:
@@ -530,6 +673,14 @@ def make_weights(cfg: TrainConfig = TrainConfig(), out_dir: str | Path = DATA_DI
         eval_steps.append(step)
         tr_curve.append(lm_loss(model, train_probe, cfg.context))
         val_curve.append(lm_loss(model, val_ids, cfg.context))
+        if step in sample_at:
+            start = torch.tensor([prompt])  # (1, n)
+            with torch.no_grad():
+                greedy = model.generate(start, SAMPLE_NEW)[0, len(prompt):]
+                sampled = model.generate(start.expand(SAMPLE_COUNT, -1), SAMPLE_NEW, greedy=False,
+                                         temperature=SAMPLE_TEMPERATURE,
+                                         generator=torch.Generator().manual_seed(0))[:, len(prompt):]
+            samples.append({"step": step, "greedy": greedy.tolist(), "sampled": sampled.tolist()})
         spent[0] += time.perf_counter() - t
         spent[1] += time.process_time() - c
 
@@ -544,7 +695,8 @@ def make_weights(cfg: TrainConfig = TrainConfig(), out_dir: str | Path = DATA_DI
                   train_cpu_seconds=round(cpu, 1),
                   threads=torch.get_num_threads(), torch_version=torch.__version__,
                   model=dataclasses.asdict(model.config), train=dataclasses.asdict(cfg))
-    curve = TrainingCurve(batch_loss=batch, eval_steps=eval_steps, train_loss=tr_curve, val_loss=val_curve)
+    curve = TrainingCurve(batch_loss=batch, eval_steps=eval_steps, train_loss=tr_curve, val_loss=val_curve,
+                          prompt=prompt, samples=samples)
     save_lm(model, tokenizer, info, val_ids, out_dir, corpus=corpus, curve=curve)
     return info
 

@@ -48,8 +48,14 @@ def heatmap(
     annotate: bool | None = None,
     fmt="{:.2f}",
     masked=None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    colorbar: bool = True,
 ):
     """Mapa de calor de uma matriz (n, m), com a origem no canto superior esquerdo.
+
+    `vmin`/`vmax` fixam a escala de cores (padrão: a da própria matriz); com
+    `colorbar=False` não desenha a barra (quem chama desenha uma para vários mapas).
 
     `masked`: máscara booleana (n, m); posições True aparecem em cinza-claro
     (as posições proibidas da máscara causal). `annotate` escreve os valores
@@ -65,11 +71,11 @@ def heatmap(
     shown = np.ma.masked_array(a, mask=None if masked is None else np.asarray(masked, bool))
     shown = np.ma.masked_invalid(shown)
     cm = matplotlib.colormaps[cmap].with_extremes(bad="#e6e6e6")
-    im = ax.imshow(shown, cmap=cm, aspect="auto")
+    im = ax.imshow(shown, cmap=cm, aspect="auto", vmin=vmin, vmax=vmax)
     if annotate is None:
         annotate = a.size <= 100
     if annotate:
-        lo, hi = np.nanmin(shown), np.nanmax(shown)
+        lo, hi = im.get_clim()
         mid = (lo + hi) / 2
         for (i, j), val in np.ndenumerate(a):
             if np.ma.is_masked(shown[i, j]):
@@ -85,10 +91,50 @@ def heatmap(
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
-    cb = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    if cbar_label:
-        cb.set_label(cbar_label)
+    if colorbar:
+        cb = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        if cbar_label:
+            cb.set_label(cbar_label)
     return ax
+
+
+def score_panels(panels: dict, uniform: dict, row_labels=None, col_labels=None, ncols: int = 2,
+                 fmt=None, cbar_label: str = "pontuação média", figsize=(10, 8.4)):
+    """Vários mapas de pontuação (cada um (n, m)) numa escala de cores SÓ, com o uniforme marcado.
+
+    `panels`: {título: matriz}; `uniform`: {título: o valor de quem espalhasse o peso por
+    igual}. A escala vai de 0 até o maior entre o maior valor e 3 vezes o maior uniforme
+    (a regra do cap. 8 pede pelo menos 3 vezes o uniforme): uma célula no nível do uniforme
+    fica escura em todos os painéis, e uma cor clara quer dizer o mesmo número em qualquer
+    um deles. A barra de cores, uma para todos, tem uma linha em cada nível uniforme.
+    Devolve a figura.
+    """
+    mats = {k: _as_numpy(v).astype(float) for k, v in panels.items()}
+    if set(mats) != set(uniform):
+        raise ValueError(f"um uniforme por painel: painéis {sorted(mats)}, uniformes {sorted(uniform)}")
+    vmax = max(max(float(np.nanmax(m)) for m in mats.values()), 3 * max(uniform.values()))
+    nrows = -(-len(mats) // ncols)
+    fig, axs = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False)
+    fmt = fmt or (lambda v: fmt_num(v, 2))
+    for ax, (titulo, m) in zip(axs.flat, mats.items()):
+        heatmap(m, ax=ax, row_labels=row_labels, col_labels=col_labels, xlabel="", ylabel="",
+                title=f"{titulo} (uniforme: {fmt_num(uniform[titulo], 2)})", annotate=True, fmt=fmt,
+                vmin=0.0, vmax=vmax, colorbar=False)
+    for ax in list(axs.flat)[len(mats):]:
+        ax.remove()
+    fig.tight_layout(rect=(0, 0, 0.9, 1))
+    cax = fig.add_axes((0.92, 0.12, 0.02, 0.76))
+    cb = fig.colorbar(axs.flat[0].images[0], cax=cax)
+    cb.set_label(cbar_label)
+    niveis = sorted(set(round(u, 6) for u in uniform.values()))
+    for u in niveis:
+        cb.ax.axhline(u, color="white", lw=2)
+        cb.ax.axhline(u, color="black", lw=1, ls="--")
+    cb.ax.set_yticks(sorted(set(list(cb.get_ticks()) + niveis)),
+                     [f"uniforme {fmt_num(t, 2)}" if round(t, 6) in niveis else fmt_num(t, 2)
+                      for t in sorted(set(list(cb.get_ticks()) + niveis))])
+    cb.ax.set_ylim(0, vmax)
+    return fig
 
 
 def fmt_int(n: int) -> str:

@@ -4,7 +4,9 @@ O que este arquivo promete:
 - `project_corpus()`: o texto em português que o curso escreveu para ser lido:
   a prosa das páginas `book/**/*.md` e das células de texto dos cadernos de
   exercícios (`exercises/*/*.ipynb`). Nada de README, CONTRIBUTING ou
-  docstrings: o texto do corpus só muda quando muda a prosa do curso.
+  docstrings, nem o que mora em pastas de maquinaria do livro (`book/_static`,
+  `book/_ext`, qualquer pasta que comece com "_"): o texto do corpus só muda
+  quando muda a prosa do curso. `SOURCE_KINDS` dá o nome de cada fonte.
   Saem o cabeçalho jupytext, as células e blocos de código, a matemática em
   bloco, tabelas e comentários HTML. No meio do texto, a matemática simples
   vira texto (`$i$` -> "i", `$j \le i$` -> "j ≤ i") e a complicada vira o
@@ -17,7 +19,8 @@ O que este arquivo promete:
   para a validação quando o seu SHA-256 é múltiplo de 10 (cerca de 10 %).
   Editar um parágrafo só pode mudar o lado desse parágrafo.
 - `Corpus.save` / `Corpus.load`: o corpus congelado junto com os pesos
-  (`atencao/data/corpus.json`), com o hash da prosa de que veio
+  (`atencao/data/corpus.json`), um instantâneo com nome e data (`name`,
+  `date`: de que commit e de que dia é a prosa), com o hash da prosa de que veio
   (`source_sha256`, calculado sem os valores colados, para que só a prosa, e
   não a construção do livro, o mude).
 - `BPETokenizer`: BPE em bytes (*byte-level*), como o do GPT-2. O vocabulário
@@ -40,12 +43,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Corpus", "project_corpus", "extract_prose", "render_math", "orphan_punctuation", "load_glue",
-           "BPETokenizer", "ROOT", "PRETOKEN_PATTERN", "FORMULA", "VALOR", "CORPUS_FORMAT"]
+           "BPETokenizer", "ROOT", "PRETOKEN_PATTERN", "FORMULA", "VALOR", "CORPUS_FORMAT",
+           "source_kind", "SOURCE_KINDS"]
 
 ROOT = Path(__file__).resolve().parent.parent  # a raiz do repositório
 FORMULA = "⟨fórmula⟩"  # matemática que não vira texto simples
 VALOR = "⟨valor⟩"  # um {glue:text} sem o livro construído
 CORPUS_FORMAT = "corpus-v1"
+
+# O nome de cada fonte do corpus, pelo começo do caminho (a tabela do cap. 8).
+SOURCE_KINDS = (("book/parte", "capítulos"), ("book/intro.md", "introdução"),
+                ("book/apendices/", "apêndices"), ("exercises/", "cadernos de exercícios"))
+
+
+def source_kind(path: str) -> str:
+    """O nome da fonte de um parágrafo do corpus ("capítulos", "introdução", ...).
+
+    ValueError se o caminho não for prosa do curso (um README, uma pasta de maquinaria)."""
+    for prefix, name in SOURCE_KINDS:
+        if path.startswith(prefix):
+            return name
+    raise ValueError(f"{path} não é prosa do curso (capítulos, introdução, apêndices ou cadernos)")
 
 # Diretivas cujo conteúdo é prosa (fica); todas as outras cercas são código ou
 # maquinaria do livro (saem inteiras: code-cell, literalinclude, math, ...).
@@ -316,6 +334,8 @@ class Corpus:
     origin: tuple[str, ...]  # um por parágrafo: o arquivo de que veio, relativo à raiz
     source_sha256: str = ""  # hash da prosa sem os valores colados (veja o docstring do módulo)
     glue: str = ""  # de onde vieram os valores colados (ou que não vieram)
+    name: str = ""  # o nome do instantâneo (de que commit é a prosa)
+    date: str = ""  # o dia do instantâneo, AAAA-MM-DD
 
     @property
     def text(self) -> str:
@@ -338,7 +358,7 @@ class Corpus:
     def save(self, path: str | Path) -> None:
         """Grava o corpus congelado (JSON em UTF-8, um parágrafo por linha)."""
         head = {"formato": CORPUS_FORMAT, "sha256": self.sha256, "source_sha256": self.source_sha256,
-                "glue": self.glue}
+                "glue": self.glue, "nome": self.name, "data": self.date}
         rows = [json.dumps([o, int(v), p], ensure_ascii=False)
                 for p, v, o in zip(self.paragraphs, self.is_val, self.origin)]
         Path(path).write_text(json.dumps(head, ensure_ascii=False)[:-1] + ',\n "paragraphs": [\n'
@@ -354,7 +374,7 @@ class Corpus:
             raise ValueError(f"{path}: formato {data.get('formato')!r}, esperava {CORPUS_FORMAT!r}")
         rows = data["paragraphs"]
         corpus = cls(tuple(r[2] for r in rows), tuple(bool(r[1]) for r in rows), tuple(r[0] for r in rows),
-                     data["source_sha256"], data["glue"])
+                     data["source_sha256"], data["glue"], data.get("nome", ""), data.get("data", ""))
         if corpus.sha256 != data["sha256"]:
             raise ValueError(f"{path}: o texto não bate com o hash gravado (arquivo alterado à mão?)")
         return corpus
@@ -366,7 +386,9 @@ def _is_val(paragraph: str) -> bool:
 
 def _documents(root: Path, glue_dir: Path) -> list[tuple[str, str, Path | None]]:
     """(caminho relativo, texto MyST, arquivo .glue.json ou None) de cada fonte, em ordem de caminho."""
-    book = sorted((root / "book").rglob("*.md"))
+    book = sorted(f for f in (root / "book").rglob("*.md")
+                  if f.name != "README.md" and not any(part.startswith("_")
+                                                       for part in f.relative_to(root / "book").parts[:-1]))
     if not book:
         raise FileNotFoundError(f"nenhuma página .md em {root / 'book'}: o corpus começa pela prosa do livro")
     docs = []

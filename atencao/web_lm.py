@@ -62,6 +62,9 @@ class WebManifest:
     pretokenization: str  # a expressão regular do Python (o lm.js confere que é a que ele traduziu)
     char_classes: tuple[int, ...]  # (início, classe) de cada trecho de code points; veja char_class_runs
     merges: tuple[tuple[int, int], ...]  # a fusão r junta (a, b) no token 256 + r
+    # as palavras do texto de treino (atencao.lm.vocabulary), em ordem: a "fração de palavras
+    # conhecidas" que a figura mede nas continuações, como o capítulo 8 mede
+    vocabulary: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         d = dataclasses.asdict(self)
@@ -106,7 +109,7 @@ def web_tensors(model) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def build_manifest(model, tokenizer) -> tuple[WebManifest, bytes]:
+def build_manifest(model, tokenizer, vocabulary=()) -> tuple[WebManifest, bytes]:
     """O manifesto e os bytes do binário para `model` e `tokenizer` (nada é gravado)."""
     tensors, chunks, offset = [], [], 0
     for name, arr in web_tensors(model):
@@ -125,7 +128,8 @@ def build_manifest(model, tokenizer) -> tuple[WebManifest, bytes]:
     manifest = WebManifest(
         format=FORMAT, config=dataclasses.asdict(model.config), tensors=tuple(tensors),
         nbytes=len(blob), sha256=hashlib.sha256(blob).hexdigest(),
-        pretokenization=PRETOKEN_PATTERN, char_classes=char_class_runs(), merges=tuple(tuple(m) for m in tokenizer.merges))
+        pretokenization=PRETOKEN_PATTERN, char_classes=char_class_runs(),
+        merges=tuple(tuple(m) for m in tokenizer.merges), vocabulary=tuple(sorted(vocabulary)))
     return manifest, blob
 
 
@@ -144,7 +148,8 @@ def export_web_lm(out_dir: str | Path, data_dir: str | Path | None = None) -> We
     from . import lm  # torch só aqui: importar este módulo não custa o torch
 
     tokenizer, model, _, _ = lm.load_lm() if data_dir is None else lm.load_lm(data_dir)
-    manifest, blob = build_manifest(model, tokenizer)
+    corpus = lm.load_corpus() if data_dir is None else lm.load_corpus(data_dir)
+    manifest, blob = build_manifest(model, tokenizer, lm.vocabulary(corpus.train_text))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _write_if_changed(out / WEIGHTS_NAME, blob)

@@ -1,7 +1,7 @@
 """Capítulo 13: kernels de GPU em Triton.
 
 Versões, da mais simples à mais completa (cada arquivo abre com o que
-calcula, quantos bytes move, quantas FLOPs faz e o que mudou):
+calcula, quantos bytes move, quantos FLOPs faz e o que mudou):
 
     naive_attention.cu  v0  atenção ingênua em CUDA C (uma thread por linha)
     softmax.py          v1  softmax por linha, fundida num só kernel
@@ -84,8 +84,8 @@ INTERPRETADO: bool = _escolher_modo()
 if INTERPRETADO:
     warnings.warn(
         "atencao.kernels: sem GPU CUDA, os kernels Triton rodam no interpretador "
-        "(TRITON_INTERPRET=1), na CPU: resultados iguais, velocidade de NumPy. "
-        "Use tamanhos pequenos.",
+        "(TRITON_INTERPRET=1), na CPU: a mesma lógica, em float32 e float16 (o tl.dot em bfloat16 "
+        "dá resultados errados no interpretador), velocidade de NumPy. Use tamanhos pequenos.",
         ModoInterpretador,
         stacklevel=2,
     )

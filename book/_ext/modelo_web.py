@@ -23,7 +23,8 @@ logger = logging.getLogger(__name__)
 
 # O que o binário exportado depende: se nada disto mudou desde a última exportação, ela
 # é pulada (sem importar o torch, que custa segundos numa construção incremental).
-FONTES = [ROOT / "atencao" / "data" / f for f in ("tiny_lm.pt", "tiny_lm.json", "tokenizer.json")] + [
+FONTES = [ROOT / "atencao" / "data" / f
+          for f in ("tiny_lm.pt", "tiny_lm.json", "tokenizer.json", "corpus.json")] + [
     ROOT / "atencao" / f for f in ("web_lm.py", "model.py", "lm.py", "text.py")]
 
 

@@ -199,8 +199,9 @@ def test_shipped_weights_reproduce_their_recorded_loss_and_beat_the_bigram(shipp
 
 
 def test_stale_corpus_is_reported_not_failed(frozen, tmp_path):
-    """O livro muda todo dia (outros capítulos, outros autores): isso vira um aviso na página e no
-    `make weights`, nunca uma falha; o que falha é pesos e corpus congelado discordarem."""
+    """O livro muda todo dia (outros capítulos, outros autores): isso vira um aviso no `make weights`,
+    nunca uma falha (a página não mostra o aviso: diz o instantâneo); o que falha é pesos e corpus
+    congelado discordarem."""
     status = lm.corpus_status()
     assert status.frozen_source_sha256 == frozen.source_sha256 and status.stale in (True, False)
     assert ("mudou" in status.message()) == status.stale
@@ -308,7 +309,8 @@ def test_head_scores_name_the_patterns():
 
 def test_attention_maps_match_the_tracer(shipped):
     tok, model, _, _ = shipped
-    idx = torch.tensor([tok.encode("A atenção olha para trás."), tok.encode("Outra frase, de outro jeito!")[:9]])
+    a, b = tok.encode("A atenção olha para trás."), tok.encode("Outra frase, de outro jeito, bem mais comprida!")
+    idx = torch.tensor([a, b[:len(a)]])  # duas frases do mesmo tamanho, seja qual for o tokenizador
     maps = lm.attention_maps(model, idx)  # (B, L, H, n, n)
     n = idx.shape[1]
     assert maps.shape == (2, 4, 4, n, n)
@@ -374,3 +376,141 @@ def test_make_weights_reproduces_the_shipped_loss(shipped, frozen, tmp_path):
     again = lm.make_weights(cfg, out_dir=tmp_path, log_every=0, corpus=frozen)
     assert again.corpus_sha256 == info.corpus_sha256
     assert abs(again.val_loss - info.val_loss) < lm.REPRO_TOLERANCE, (again.val_loss, info.val_loss)
+
+
+# --------------------------------------------------------------------------
+# revisão de 2026-12-05 (cap. 8): corpus só da prosa do curso, instantâneo com nome,
+# laço da gulosa, sorteio filtrado, amostras ao longo da curva, circuito OV
+# --------------------------------------------------------------------------
+
+def test_frozen_corpus_is_a_named_dated_snapshot_of_course_prose_only(frozen):
+    """N2/N4: nenhum README nem pasta de maquinaria (book/_static) no corpus, e cada parágrafo tem
+    uma fonte com nome verdadeiro na tabela do cap. 8; o instantâneo diz de que commit e de que dia é."""
+    from atencao.text import SOURCE_KINDS, source_kind
+
+    kinds = {source_kind(o) for o in frozen.origin}  # ValueError para um parágrafo de fora da prosa
+    assert kinds == {name for _, name in SOURCE_KINDS}, kinds
+    assert not any("/_" in o or o.endswith("README.md") for o in frozen.origin)
+    assert frozen.name.startswith("prosa do curso") and re.fullmatch(r"\d{4}-\d{2}-\d{2}", frozen.date)
+    with pytest.raises(ValueError, match="não é prosa do curso"):
+        source_kind("book/_static/interativo/README.md")
+
+
+def test_project_corpus_skips_readmes_and_underscore_folders(tmp_path):
+    (tmp_path / "book" / "parte1").mkdir(parents=True)
+    (tmp_path / "book" / "_static" / "x").mkdir(parents=True)
+    frase = "um parágrafo com bastante texto para contar como prosa de verdade."
+    (tmp_path / "book" / "parte1" / "README.md").write_text(f"Nota de desenvolvedor, {frase}\n", encoding="utf-8")
+    (tmp_path / "book" / "_static" / "x" / "a.md").write_text(f"Contrato das figuras, {frase}\n", encoding="utf-8")
+    (tmp_path / "book" / "parte1" / "01-x.md").write_text(f"Do livro, {frase}\n", encoding="utf-8")
+    (tmp_path / "exercises").mkdir()
+    c = project_corpus(tmp_path, use_glue=False)
+    assert c.paragraphs == (f"Do livro, {frase}",) and c.origin == ("book/parte1/01-x.md",)
+
+
+def test_the_page_shows_no_stale_corpus_notice():
+    """N2: a página não compara o corpus com o livro de hoje (o livro sempre muda); diz o instantâneo."""
+    page = PAGE_8.read_text(encoding="utf-8")
+    assert "corpus_status" not in page and "mudou depois" not in page
+    assert "c8_corpus_nome" in page and "c8_corpus_data" in page
+
+
+@pytest.mark.parametrize("seq, expected", [
+    (list(range(40)) + [5, 6, 7, 8] * 5, (40, 4)),          # laço que começa tarde
+    (list(range(41, 43)) + [1, 2, 3] * 6 + [1], (2, 3)),     # termina no meio de um período
+    (list(range(60)), None),                                 # nenhum laço
+    ([1, 2, 3, 4, 9, 9], None),                              # curto demais para ser laço
+    ([7] * 12, (0, 1)),
+])
+def test_repeated_tail_sees_a_loop_that_starts_late(seq, expected):
+    assert lm.repeated_tail(seq) == expected
+    assert lm.repeated_tail(torch.tensor(seq)) == expected
+
+
+def test_repeated_tail_catches_the_case_the_distinct_count_missed():
+    """N1: 42 tokens distintos em 60 (o critério antigo dizia "não entra em laço") e um laço no fim."""
+    seq = list(range(100, 136)) + [1, 2, 3, 4, 5, 6] * 4
+    assert len(seq) == 60 and len(set(seq)) == 42 and len(set(seq)) >= 60 / 2
+    assert lm.repeated_tail(seq) == (36, 6)
+
+
+def _filter_oracle(p, top_k, top_p):
+    """Sem ordenar por tensor: os índices, do mais provável ao menos, um de cada vez."""
+    order = sorted(range(len(p)), key=lambda i: (-p[i], i))
+    keep, mass = [], 0.0
+    for r, i in enumerate(order):
+        if r and ((top_k is not None and r >= top_k) or (top_p is not None and mass >= top_p)):
+            break
+        keep.append(i)
+        mass += p[i]
+    out = [0.0] * len(p)
+    for i in keep:
+        out[i] = p[i] / sum(p[j] for j in keep)
+    return out
+
+
+@pytest.mark.parametrize("top_k, top_p, t", [(None, None, 1.0), (1, None, 1.0), (5, None, 0.7),
+                                             (None, 0.5, 1.0), (None, 0.9, 1.3), (20, 0.8, 0.5), (3, 1e-9, 1.0)])
+def test_filter_logits_matches_a_one_by_one_oracle(top_k, top_p, t):
+    g = torch.Generator().manual_seed(5)
+    logits = torch.randn(3, 50, generator=g, dtype=torch.float64) * 2
+    logits[1, 7] = logits[1, 9] = logits[1].max() + 1  # um empate no topo
+    got = lm.filter_logits(logits, t, top_k, top_p)
+    for row, out in zip(logits, got):
+        p = torch.softmax(row / t, -1).tolist()
+        assert out.tolist() == pytest.approx(_filter_oracle(p, top_k, top_p), abs=1e-12)
+    assert torch.allclose(got.sum(-1), torch.ones(3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="temperature"):
+        lm.filter_logits(logits, 0.0)
+
+
+def test_curve_keeps_samples_at_three_points_that_the_weights_reproduce(shipped, frozen):
+    """Amostras em 100, 300 e 600 passos (make weights); as do último ponto são as dos pesos entregues."""
+    tok, model, info, _ = shipped
+    curve = lm.load_curve()
+    assert [s["step"] for s in curve.samples] == [100, 300, info.train["steps"]]
+    assert curve.prompt == lm.sample_prompt(frozen, tok)
+    start = torch.tensor([curve.prompt])
+    last = curve.samples[-1]
+    assert model.generate(start, lm.SAMPLE_NEW)[0, len(curve.prompt):].tolist() == last["greedy"]
+    again = model.generate(start.expand(lm.SAMPLE_COUNT, -1), lm.SAMPLE_NEW, greedy=False,
+                           temperature=lm.SAMPLE_TEMPERATURE, generator=torch.Generator().manual_seed(0))
+    assert again[:, len(curve.prompt):].tolist() == last["sampled"]
+    assert all(len(s["sampled"]) == lm.SAMPLE_COUNT and len(s["greedy"]) == lm.SAMPLE_NEW for s in curve.samples)
+
+
+def test_token_losses_average_to_lm_loss(shipped):
+    _, model, _, val_ids = shipped
+    ids = val_ids[:300]
+    per = lm.token_losses(model, ids, 128)
+    assert per.shape == (299,)
+    assert per.mean().item() == pytest.approx(lm.lm_loss(model, ids, 128), abs=1e-6)
+
+
+def test_ov_readout_is_what_the_head_writes_when_it_reads_one_token(shipped):
+    """Na camada 0, com um token só (T = 1), a cabeça lê só ele: a sua contribuição medida por um
+    gancho antes de W_O, levada à saída pelos pesos da RMSNorm final e pela matriz de saída, é a
+    linha de ov_readout."""
+    _, model, _, _ = shipped
+    c = model.config
+    for head in (0, c.n_heads - 1):
+        ov = lm.ov_readout(model, 0, head)
+        for t in (3, 300, 1000):
+            got = {}
+            hook = model.blocks[0].attn.w_o.register_forward_pre_hook(
+                lambda _m, args: got.setdefault("mix", args[0].detach().clone()))
+            with torch.no_grad():
+                model(torch.tensor([[t]]))
+            hook.remove()
+            mix = got["mix"][0, 0, head * c.d_k:(head + 1) * c.d_k]                 # (d_k,)
+            out = model.blocks[0].attn.w_o.weight[:, head * c.d_k:(head + 1) * c.d_k] @ mix   # (D,)
+            want = (out * model.norm_f.weight) @ model.lm_head.weight.T
+            assert torch.allclose(ov[t], want.detach(), atol=1e-5), (head, t)
+    with pytest.raises(ValueError, match="não existe"):
+        lm.ov_readout(model, c.n_layers, 0)
+
+
+def test_known_word_share_can_leave_out_one_letter_words():
+    vocab = {"a", "casa", "e", "o"}
+    assert lm.known_word_share("a casa e o xyz", vocab) == (0.8, 5)
+    assert lm.known_word_share("a casa e o xyz", vocab, min_len=2) == (0.5, 2)

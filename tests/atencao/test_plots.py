@@ -43,3 +43,25 @@ def test_axes_write_numbers_in_brazilian_format():
 def test_heatmap_annotations_are_brazilian():
     ax = plots.heatmap(np.array([[0.25, 1500.0], [0.5, 0.125]]))
     assert sorted(t.get_text() for t in ax.texts) == ["0,12", "0,25", "0,50", "1.500,00"]
+
+
+def test_score_panels_share_one_colour_scale_with_the_uniform_marked():
+    """N5 da revisão de 2026-12-05: um painel cujos valores ficam no nível uniforme não pode
+    ganhar a cor mais clara só porque cada painel tinha a sua escala."""
+    import matplotlib.pyplot as plt
+
+    painéis = {"forte": np.array([[0.05, 0.40], [0.10, 0.12]]), "ruído": np.array([[0.02, 0.03], [0.025, 0.01]])}
+    uniforme = {"forte": 0.05, "ruído": 0.03}
+    fig = plots.score_panels(painéis, uniforme, ncols=2)
+    imagens = [im for ax in fig.axes for im in ax.images]
+    assert len(imagens) == 2
+    assert {im.get_clim() for im in imagens} == {(0.0, 0.40)}      # uma escala só, começando em zero
+    barras = [ax for ax in fig.axes if not ax.images and ax.get_ylim() == (0.0, 0.40)]
+    assert len(barras) == 1, "uma barra de cores para todos os painéis"
+    linhas = {round(ln.get_ydata()[0], 6) for ln in barras[0].lines}
+    assert {0.05, 0.03} <= linhas, linhas                          # o nível uniforme marcado
+    fraco = plots.score_panels({"só ruído": painéis["ruído"]}, {"só ruído": 0.03}, ncols=1)
+    assert fraco.axes[0].images[0].get_clim() == (0.0, pytest.approx(0.09))   # ao menos 3 vezes o uniforme
+    with pytest.raises(ValueError, match="um uniforme por painel"):
+        plots.score_panels(painéis, {"forte": 0.05})
+    plt.close("all")

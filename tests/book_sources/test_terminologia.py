@@ -17,6 +17,11 @@ quebrada entre duas linhas também conta), em todo o texto que uma pessoa lê:
   e, nas de código, as strings e os comentários (as mensagens do `conferir`, as
   docstrings, os enunciados).
 
+Além das formas escritas, o gênero: um verbete que declara "Masculino: **os**
+FLOPs" ou "Feminino, como "função": **a** softmax" descarta também toda forma
+do outro gênero antes do termo (artigo, contração, "quantas", "toda",
+"essa", "uma", ...): `gendered_forms` as gera.
+
 E confere o outro lado: todo termo do glossário aparece no livro fora do
 glossário (um verbete que o texto não usa sai do glossário, ou o texto passa
 a usá-lo).
@@ -76,6 +81,38 @@ def headwords() -> list[str]:
         if linha and not linha.startswith((" ", ":")) and anterior.strip() == "":
             nomes.append(linha.strip())
     return nomes
+
+
+# Os determinantes de cada gênero que podem vir logo antes de um termo do glossário.
+FEMININE = ("a", "as", "da", "das", "na", "nas", "pela", "pelas", "à", "às", "uma", "umas", "numa", "numas",
+            "duma", "dumas", "quanta", "quantas", "toda", "todas", "esta", "estas", "essa", "essas", "desta",
+            "destas", "dessa", "dessas", "nesta", "nestas", "nessa", "nessas", "aquela", "aquelas", "outra",
+            "outras", "mesma", "mesmas", "muita", "muitas", "pouca", "poucas", "nenhuma", "alguma", "algumas",
+            "sua", "suas", "nossa", "nossas")
+MASCULINE = ("o", "os", "do", "dos", "no", "nos", "pelo", "pelos", "ao", "aos", "um", "uns", "num", "nuns",
+             "dum", "duns", "quanto", "quantos", "todo", "todos", "este", "estes", "esse", "esses", "deste",
+             "destes", "desse", "desses", "neste", "nestes", "nesse", "nesses", "aquele", "aqueles", "outro",
+             "outros", "mesmo", "mesmos", "muito", "muitos", "pouco", "poucos", "nenhum", "algum", "alguns",
+             "seu", "seus", "nosso", "nossos")
+GENDER = re.compile(r"(Masculino|Feminino)[^:]*:\s*\*\*(?:os|as|o|a)\*\*\s+([^\s,.;]+)")
+
+
+def declared_genders() -> dict[str, str]:
+    """{termo: "Masculino" ou "Feminino"} dos verbetes que declaram o gênero do termo."""
+    return {termo: genero for genero, termo in GENDER.findall(" ".join(glossary_block().split()))}
+
+
+def gendered_forms() -> list[str]:
+    """Cada determinante do outro gênero seguido do termo ("quantas FLOPs", "o softmax", ...)."""
+    formas = []
+    for termo, genero in declared_genders().items():
+        formas += [f"{d} {termo}" for d in (FEMININE if genero == "Masculino" else MASCULINE)]
+    return formas
+
+
+def all_ruled_out() -> list[str]:
+    """As formas escritas do glossário e as do outro gênero, sem repetir."""
+    return list(dict.fromkeys(ruled_out() + gendered_forms()))
 
 
 # Um trecho de texto: (onde, número da primeira linha, texto). Os achados dão a
@@ -297,15 +334,29 @@ def test_a_docstring_shown_by_literalinclude_is_read(tmp_path):
     assert (primeira, linhas) == (7, ["    return 1"])
 
 
+def test_the_glossary_genders_rule_out_every_form_of_the_other_gender():
+    """N14 da revisão de 2026-12-05: "quantas FLOPs" escapava (a regra listava só *as/das/nas FLOPs*)."""
+    generos = declared_genders()
+    assert generos.get("FLOPs") == "Masculino" and generos.get("softmax") == "Feminino", generos
+    assert generos.get("SDPA") == "Masculino" and generos.get("GQA") == "Feminino", generos
+    assert generos.get("FlashAttention") == "Masculino", generos
+    formas = all_ruled_out()
+    for texto in ("quantas FLOPs", "todas as FLOPs e", "essa SDPA", "numa FlashAttention-2", "este softmax",
+                  "um GQA"):
+        assert _achados(paragraphs("x.md", texto), formas), texto
+    for texto in ("quantos FLOPs", "o SDPA", "a softmax", "o FlashAttention-2", "a GQA", "muitos FLOPs"):
+        assert not _achados(paragraphs("x.md", texto), formas), texto
+
+
 def test_book_uses_one_vocabulary():
-    achados = _achados(book_sources(), ruled_out())
+    achados = _achados(book_sources(), all_ruled_out())
     assert not achados, "variantes que o glossário descarta, no livro:\n" + "\n".join(achados)
 
 
 def test_literalinclude_ranges_use_one_vocabulary():
     trechos = literalinclude_sources()
     assert len({nome for nome, _, _ in trechos}) >= 5, "esperava os literalinclude dos capítulos"
-    achados = _achados(trechos, ruled_out())
+    achados = _achados(trechos, all_ruled_out())
     assert not achados, ("variantes que o glossário descarta, em trechos que as páginas mostram "
                          "(literalinclude):\n" + "\n".join(achados))
 
@@ -315,7 +366,7 @@ def test_package_and_bench_use_one_vocabulary():
     trechos = code_sources()
     nomes = {nome for nome, _, _ in trechos}
     assert "atencao/kernels/naive_attention.cu" in nomes and "bench/gpu.py" in nomes
-    achados = _achados(trechos, ruled_out())
+    achados = _achados(trechos, all_ruled_out())
     assert not achados, "variantes que o glossário descarta, no código que o texto manda ler:\n" + "\n".join(achados)
 
 
@@ -333,7 +384,7 @@ def test_code_reader_joins_comment_lines_and_reads_cuda(tmp_path):
 def test_exercise_notebooks_use_one_vocabulary():
     if not any((ROOT / "solutions").glob("*/*.ipynb")):
         pytest.skip("solutions/ vazio: rode `python -m autograder.release`")
-    achados = _achados(notebook_sources(), ruled_out())
+    achados = _achados(notebook_sources(), all_ruled_out())
     assert not achados, "variantes que o glossário descarta, nos exercícios:\n" + "\n".join(achados)
 
 

@@ -9,8 +9,9 @@ pesos; o botão "Carregar o modelo" baixa o manifesto e o binário (uma vez, no
 máximo 8 MiB, do próprio site); para a frase do livro e outras, os tokens do BPE
 em JavaScript são os do Python e os logits de todas as posições e os pesos de
 atenção de todas as cabeças batem com o PyTorch a menos de 1e-4; o que a figura
-mostra (os tokens) é o do Python. Os controles da figura (temperatura,
-posição, cabeça), as duas larguras, o axe-core e as capturas de tela estão no
+mostra (os tokens) é o do Python; o KV cache do lm.js (step) dá os logits do passo à
+frente inteiro, e o filtro do sorteio (filterProbs) é lm.filter_logits. Os controles da
+figura (temperatura, top-k, top-p, sortear, posição, cabeça), as duas larguras, o axe-core e as capturas de tela estão no
 caso `modelo-lm` de tests/support/interativo_casos_parte2.py (tests/site/test_interativo.py).
 """
 
@@ -202,3 +203,30 @@ def test_forward_pass_matches_pytorch(loaded, reference):
             assert data["ref"]["ids"] == ids
             dif = float(page.get_attribute('[data-saida="conferencia"]', "data-diferenca"))
             assert dif < TOL
+
+
+@pytest.mark.slow
+def test_cached_steps_and_sampling_filter_match_python(loaded, reference):
+    """O KV cache do lm.js (step) dá os logits do passo à frente inteiro, posição a posição; o filtro
+    do sorteio (filterProbs) é lm.filter_logits; o vocabulário do manifesto é o do texto de treino."""
+    page, _, _ = loaded
+    tok, model, info = reference
+    ids = tok.encode(SENTENCES[1])[:40]
+    out = page.evaluate("""(ids) => { const m = AtencaoLM.carregado, r = m.forward(ids), st = m.start();
+        let err = 0;
+        ids.forEach((id, t) => { const z = m.step(st, id);
+            for (let v = 0; v < r.V; v++) err = Math.max(err, Math.abs(z[v] - r.logits[t * r.V + v])); });
+        return err; }""", ids)
+    assert out < 1e-9, f"step e forward diferem em {out:.2e}"
+    with torch.no_grad():
+        logits = model(torch.tensor([ids]))[0, -1].double()
+    for temp, k, p in ((1.0, None, None), (0.7, 5, None), (1.3, None, 0.9), (0.5, 50, 0.6), (1.0, 1, None)):
+        js = page.evaluate("([z, t, k, p]) => Array.from(AtencaoLM.filterProbs(Float64Array.from(z), t, k, p))",
+                           [logits.tolist(), temp, k, p])
+        want = lm.filter_logits(logits, temp, k, p)
+        assert torch.allclose(torch.tensor(js, dtype=torch.float64), want, atol=1e-9), (temp, k, p)
+    vocab = page.evaluate("() => Array.from(AtencaoLM.carregado.vocabulary).sort()")
+    assert vocab == sorted(lm.vocabulary(lm.load_corpus().train_text))
+    greedy = page.evaluate("(ids) => AtencaoLM.carregado.sample(ids, 12, 2, {temperature: 1, topK: 1})", ids)
+    expected = model.generate(torch.tensor([ids]), 12)[0, len(ids):].tolist()
+    assert greedy == [expected, expected]

@@ -75,6 +75,73 @@ def exercitar_modelo_lm(leitor: Leitor):
     mostrados = [(int(li.get_attribute("data-chave")), li.locator(".modelo-lm-valor").inner_text())
                  for li in leitor.raiz.locator('[data-saida="detalhe"] li').all()]
     assert mostrados == [(int(j), f"{fmt_num(100 * v.item(), 1)}%") for v, j in zip(vals, chaves)]
+    exercitar_sorteio_lm(leitor, tok, model, ids, logits, d)
+
+
+def exercitar_sorteio_lm(leitor: Leitor, tok, model, ids, logits, d):
+    """Top-k, top-p e as continuações sorteadas (revisão de 2026-12-05): as probabilidades da lista
+    são as de lm.filter_logits; com top-k = 1 as continuações são a gulosa do PyTorch; com top-k = 5
+    todo token sorteado está entre os 5 mais prováveis; as medidas são as do capítulo (Python)."""
+    import torch
+
+    from atencao import lm
+
+    page, raiz = leitor.page, leitor.raiz
+    pos = 2                                                       # a posição escolhida acima
+
+    def proximos():
+        return [(int(li.get_attribute("data-token")), li.locator(".modelo-lm-valor").inner_text())
+                for li in raiz.locator('[data-saida="proximos"] li').all()]
+
+    def esperados(temp, k, p):
+        q = lm.filter_logits(logits[pos], temp, k, p)
+        v, i = q.topk(d["top"])
+        return [(int(t), f"{fmt_num(100 * x.item(), 1)}%") for x, t in zip(v, i) if x > 0]
+
+    tops = d["tops"]
+    leitor.mover("top_k", tops.index(5))
+    assert proximos() == esperados(0.5, 5, None)
+    leitor.mover("top_p", 0.5)
+    assert proximos() == esperados(0.5, 5, 0.5)
+    leitor.mover("top_p", 1)
+    leitor.mover("temperatura", 1)
+
+    def gerado():
+        page.wait_for_function("(r) => r.querySelector('.modelo-lm-gerar').dataset.estado === 'pronto'",
+                               arg=raiz.element_handle(), timeout=120_000)
+        return [[int(x) for x in li.get_attribute("data-ids").split(",")]
+                for li in raiz.locator('[data-geracao="continuacoes"] li').all()]
+
+    vocab = lm.vocabulary(lm.load_corpus().train_text)
+
+    def medidas_conferem(conts):
+        share, n_pal = lm.known_word_share(" ".join(tok.decode(c) for c in conts), vocab)
+        distintos = sum(len(set(c)) for c in conts) / len(conts)
+        v = {k: raiz.locator(f'[data-medida="{k}"]').inner_text() for k in ("conhecidas", "distintos")}
+        assert v["conhecidas"] == (f"{fmt_num(100 * share, 0)}%" if n_pal else "—"), (v, share)
+        assert v["distintos"] == fmt_num(distintos, 1), (v, distintos)
+
+    leitor.mover("top_k", 0)                                      # top-k = 1: a gulosa
+    conts = gerado()
+    assert len(conts) == d["gerar"]["n"] and all(len(c) == d["gerar"]["novos"] for c in conts)
+    gulosa = model.generate(torch.tensor([ids]), d["gerar"]["novos"])[0, len(ids):].tolist()
+    assert all(c == gulosa for c in conts), (conts[0], gulosa)
+    medidas_conferem(conts)
+
+    leitor.mover("top_k", tops.index(5))
+    conts = gerado()
+    with torch.no_grad():
+        for c in conts:
+            lg = model(torch.tensor([ids + c]))[0, len(ids) - 1:-1]          # (novos, V): antes de cada token
+            top5 = lg.topk(5, -1).indices
+            assert all(t in top5[k].tolist() for k, t in enumerate(c)), c
+    medidas_conferem(conts)
+    antes = conts
+    leitor.controle("sortear").click()
+    assert tabela(leitor)["sorteio"] == "2"
+    depois = gerado()
+    assert depois != antes                                        # outra semente, outros sorteios
+    medidas_conferem(depois)
 
 
 # --------------------------------------------------------------------------

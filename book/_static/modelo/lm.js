@@ -156,6 +156,7 @@
       this.dK = c.d_model / c.n_heads;
       this.group = c.n_heads / c.n_kv_heads;
       this.tokenizer = new Tokenizer(manifest.merges, manifest.char_classes, c.vocab_size);
+      this.vocabulary = new Set(manifest.vocabulary || []); // as palavras do treino (fração de conhecidas)
       const all = new Float32Array(buffer);
       this.w = new Map();
       for (const t of manifest.tensors) {
@@ -297,6 +298,161 @@
     }
   }
 
+  /**
+   * Um KV cache para gerar token a token: start() devolve o estado vazio e
+   * step(estado, id) processa só o token novo (na posição estado.T), guarda a
+   * sua chave e o seu valor e devolve os logits do próximo (Float64Array V).
+   * As contas são as de forward, na mesma ordem: os logits batem com os da
+   * última linha de forward(ids) (o teste confere).
+   */
+  Model.prototype.start = function start() {
+    const c = this.config, n = c.n_kv_heads * this.dK;
+    return { T: 0, k: Array.from({ length: c.n_layers }, () => []), v: Array.from({ length: c.n_layers }, () => []), n };
+  };
+
+  Model.prototype.step = function step(state, id) {
+    const c = this.config, D = c.d_model, V = c.vocab_size, F = c.d_ff;
+    const H = c.n_heads, Hkv = c.n_kv_heads, dK = this.dK, G = this.group, t = state.T;
+    if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new Error(`token ${id} fora de [0, ${V})`);
+    const emb = this.W("tok_emb.weight");
+    const x = Float64Array.from(emb.subarray(id * D, (id + 1) * D));
+    const scale = 1 / Math.sqrt(dK), row = new Float64Array(t + 1);
+    const girar = (vec, n) => { // a RoPE da posição t, como rope() faz na linha t
+      for (let i = 0; i < dK / 2; i++) {
+        const a = t * this.invFreq[i], cos = Math.fround(Math.cos(a)), sin = Math.fround(Math.sin(a));
+        for (let h = 0; h < n; h++) {
+          const k = h * dK + 2 * i, x0 = vec[k], x1 = vec[k + 1];
+          vec[k] = x0 * cos - x1 * sin;
+          vec[k + 1] = x0 * sin + x1 * cos;
+        }
+      }
+    };
+    for (let l = 0; l < c.n_layers; l++) {
+      const p = `blocks.${l}.`;
+      let h = this.rmsnorm(x, 1, this.W(p + "norm1.weight"));
+      const q = Model.linear(h, 1, D, this.W(p + "attn.w_q.weight"), H * dK);
+      const k = Model.linear(h, 1, D, this.W(p + "attn.w_k.weight"), Hkv * dK);
+      const v = Model.linear(h, 1, D, this.W(p + "attn.w_v.weight"), Hkv * dK);
+      girar(q, H);
+      girar(k, Hkv);
+      state.k[l].push(k);
+      state.v[l].push(v);
+      const ks = state.k[l], vs = state.v[l], mix = new Float64Array(H * dK);
+      for (let hd = 0; hd < H; hd++) {
+        const kv = Math.floor(hd / G);
+        let mx = -Infinity;
+        for (let j = 0; j <= t; j++) {
+          let s = 0;
+          for (let d = 0; d < dK; d++) s += q[hd * dK + d] * ks[j][kv * dK + d];
+          row[j] = s * scale;
+          if (row[j] > mx) mx = row[j];
+        }
+        let sum = 0;
+        for (let j = 0; j <= t; j++) { row[j] = Math.exp(row[j] - mx); sum += row[j]; }
+        for (let j = 0; j <= t; j++) {
+          const a = row[j] / sum;
+          for (let d = 0; d < dK; d++) mix[hd * dK + d] += a * vs[j][kv * dK + d];
+        }
+      }
+      const out = Model.linear(mix, 1, H * dK, this.W(p + "attn.w_o.weight"), D);
+      for (let i = 0; i < D; i++) x[i] += out[i];
+      h = this.rmsnorm(x, 1, this.W(p + "norm2.weight"));
+      const gate = Model.linear(h, 1, D, this.W(p + "mlp.w1.weight"), F);
+      const val = Model.linear(h, 1, D, this.W(p + "mlp.w3.weight"), F);
+      for (let i = 0; i < F; i++) gate[i] = (gate[i] / (1 + Math.exp(-gate[i]))) * val[i];
+      const mlp = Model.linear(gate, 1, F, this.W(p + "mlp.w2.weight"), D);
+      for (let i = 0; i < D; i++) x[i] += mlp[i];
+    }
+    state.T = t + 1;
+    const hf = this.rmsnorm(x, 1, this.W("norm_f.weight"));
+    return Model.linear(hf, 1, D, this.W(c.tie_embeddings ? "tok_emb.weight" : "lm_head.weight"), V);
+  };
+
+  /** Copia um estado do cache (as listas; os vetores guardados não mudam depois de escritos). */
+  function copyState(state) {
+    return { T: state.T, n: state.n, k: state.k.map((a) => a.slice()), v: state.v.map((a) => a.slice()) };
+  }
+
+  /**
+   * As probabilidades de sorteio de uma linha de logits: softmax(logits / temperatura),
+   * só entre os topK mais prováveis e, deles, só o menor conjunto cuja soma chega a topP
+   * (o núcleo), renormalizado; o mais provável fica sempre. topK/topP nulos: sem esse corte.
+   * É atencao.lm.filter_logits (empates na ordem: o menor índice primeiro).
+   */
+  function filterProbs(logits, temperature, topK, topP) {
+    const p = softmax(logits, temperature);
+    const order = Array.from(p.keys()).sort((a, b) => p[b] - p[a] || a - b);
+    const out = new Float64Array(p.length);
+    let before = 0, total = 0;
+    for (let r = 0; r < order.length; r++) {
+      const v = order[r];
+      if (r > 0 && ((topK && r >= topK) || (topP !== null && topP !== undefined && before >= topP))) break;
+      out[v] = p[v];
+      before += p[v];
+      total += p[v];
+    }
+    for (let i = 0; i < out.length; i++) out[i] /= total;
+    return out;
+  }
+
+  /** Um gerador pseudoaleatório pequeno e determinístico (mulberry32): a mesma semente, os mesmos sorteios. */
+  function rng(seed) {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  /** Sorteia um índice de p (que soma 1) com u em [0, 1). */
+  function draw(p, u) {
+    let acc = 0, last = 0;
+    for (let i = 0; i < p.length; i++) {
+      if (p[i] > 0) { acc += p[i]; last = i; if (u < acc) return i; }
+    }
+    return last;
+  }
+
+  /**
+   * n continuações de nNew tokens a partir de ids, com o KV cache: o começo passa uma vez
+   * e cada continuação sorteia com filterProbs(temperatura, topK, topP) e o seu próprio
+   * gerador (semente seed + k). Devolve [[ids novos], ...].
+   */
+  Model.prototype.sample = function sample(ids, nNew, n, opts) {
+    const o = opts || {};
+    if (!ids.length) throw new Error("o começo precisa de pelo menos um token");
+    const base = this.start();
+    let logits = null;
+    for (const id of ids) logits = this.step(base, id);
+    const out = [];
+    for (let k = 0; k < n; k++) {
+      const st = copyState(base), u = rng((o.seed || 0) + k), novos = [];
+      let z = logits;
+      for (let t = 0; t < nNew; t++) {
+        const id = draw(filterProbs(z, o.temperature || 1, o.topK || null, o.topP ?? null), u());
+        novos.push(id);
+        if (t + 1 < nNew) z = this.step(st, id);
+      }
+      out.push(novos);
+    }
+    return out;
+  };
+
+  /** As palavras de um texto, em minúsculas (sequências de letras, como atencao.lm.vocabulary). */
+  function words(text) {
+    return (text.match(/[\p{L}\p{Nl}\p{No}]+/gu) || []).map((w) => w.toLowerCase());
+  }
+
+  /** [fração das palavras de text que estão em vocab (um Set), número de palavras]: atencao.lm.known_word_share. */
+  function knownWordShare(text, vocab) {
+    const ws = words(text);
+    if (!ws.length) return [NaN, 0];
+    return [ws.filter((w) => vocab.has(w)).length / ws.length, ws.length];
+  }
+
   /** softmax(logits / temperatura) de uma linha, em float64. */
   function softmax(logits, temperature) {
     const t = temperature === undefined ? 1 : temperature;
@@ -318,7 +474,8 @@
     return new Model(manifest, await wres.arrayBuffer());
   }
 
-  const api = { FORMAT, PY_PATTERN, LETTER, DIGIT, SPACE, pretokenize, Tokenizer, Model, softmax, load };
+  const api = { FORMAT, PY_PATTERN, LETTER, DIGIT, SPACE, pretokenize, Tokenizer, Model, softmax, load,
+                filterProbs, rng, draw, words, knownWordShare };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.AtencaoLM = api;
 })(typeof window !== "undefined" ? window : globalThis);

@@ -4,7 +4,14 @@
  * parametros, bytes (do binário de pesos), max_tokens (o contexto do treino),
  * top (quantos próximos tokens mostrar), ref = {ids, logits} (os tokens da
  * frase inicial e os logits da última posição calculados pelo PyTorch, para a
- * figura mostrar a diferença).
+ * figura mostrar a diferença), gerar = {n, novos} (quantas continuações e de
+ * quantos tokens o painel de sorteio gera), tops (os valores do top-k),
+ * capitulo = {rotulo: [conhecidas, distintos]} (as medidas do capítulo, para comparar).
+ *
+ * O sorteio: temperatura, top-k e top-p valem para a lista dos próximos tokens
+ * e para as continuações, geradas com o KV cache do lm.js (AtencaoLM.Model.sample)
+ * aos pedaços, sem travar a página; a cada mudança, as medidas do capítulo
+ * (palavras conhecidas, tokens distintos) são refeitas nas continuações novas.
  *
  * Nada pesado antes do botão: só ao clicar em "Carregar o modelo" a figura
  * baixa ../../modelo/lm.js (o BPE e o passo à frente) e os pesos
@@ -89,8 +96,19 @@
                                      spellcheck: "false", autocomplete: "off", "data-controle": "frase"});
       const caixaFrase = I.el("div", {class: "modelo-lm-frase"},
                               I.el("label", {for: idEntrada}, "Sua frase:"), entrada);
+      const mudouSorteio = () => { desenharProximos(); agendarGeracao(); };
       const temperatura = I.deslizante({rotulo: "Temperatura", nome: "temperatura", min: 0.2, max: 2,
-                                        passo: 0.05, valor: 1, casas: 2, aoMudar: () => desenharProximos()});
+                                        passo: 0.05, valor: 1, casas: 2, aoMudar: mudouSorteio});
+      const tops = d.tops, V = modelo.config.vocab_size;
+      const topK = I.deslizante({rotulo: "Top-k", nome: "top_k", min: 0, max: tops.length - 1, passo: 1,
+                                 valor: tops.length - 1, aoMudar: mudouSorteio,
+                                 formato: (k) => tops[k] >= V ? `todos (${fmtInt(V, I)})` : fmtInt(tops[k], I)});
+      const topP = I.deslizante({rotulo: "Top-p", nome: "top_p", min: 0.05, max: 1, passo: 0.05, valor: 1,
+                                 casas: 2, aoMudar: mudouSorteio,
+                                 formato: (p) => p >= 1 ? "1 (sem corte)" : I.fmt(p, 2)});
+      const filtro = () => ({temperature: temperatura.valor,
+                             topK: tops[topK.valor] >= V ? null : tops[topK.valor],
+                             topP: topP.valor >= 1 ? null : topP.valor});
       const tituloTokens = I.el("p", {class: "modelo-lm-rotulo", id: I.id("tokens")});
       const fichas = I.el("div", {class: "modelo-lm-tokens", role: "group",
                                   "aria-labelledby": tituloTokens.id, "data-saida": "tokens"});
@@ -99,7 +117,36 @@
 
       const tituloProx = I.el("h4", {}, "");
       const proximos = I.el("ol", {class: "modelo-lm-proximos", "data-saida": "proximos"});
-      const colProx = I.el("div", {class: "modelo-lm-coluna"}, tituloProx, temperatura.caixa, proximos);
+      const explicaSorteio = I.el("p", {class: "interativo-resumo"},
+        "O sorteio divide os logits pela temperatura, fica só com os top-k tokens mais prováveis e, "
+        + "deles, só com os primeiros cuja soma chega a top-p; depois renormaliza. As probabilidades "
+        + "abaixo já são as do sorteio.");
+      const controles = I.el("div", {class: "modelo-lm-controles"},
+                             temperatura.caixa, topK.caixa, topP.caixa);
+      const colProx = I.el("div", {class: "modelo-lm-coluna"}, tituloProx, explicaSorteio, controles, proximos);
+
+      // As continuações sorteadas e as medidas do capítulo sobre elas.
+      const tituloGer = I.el("h4", {}, "Continuações sorteadas");
+      const explicaGer = I.el("p", {class: "interativo-resumo"},
+        `${d.gerar.n} continuações de ${d.gerar.novos} tokens da sua frase, com o sorteio acima (o mesmo `
+        + "KV cache do capítulo 12). Como no capítulo: a fração das palavras geradas que existem no "
+        + "texto de treino, e quantos tokens distintos cada continuação tem.");
+      // As saídas da geração chegam depois (data-geracao, não data-saida): o que muda na hora,
+      // a cada controle, é a lista dos próximos tokens e o número do sorteio.
+      const medidas = I.el("p", {class: "interativo-resumo modelo-lm-medidas", "aria-live": "polite",
+                                 "data-geracao": "medidas"});
+      const continuacoes = I.el("ol", {class: "modelo-lm-continuacoes", "data-geracao": "continuacoes"});
+      const sortear = I.el("button", {type: "button", "data-controle": "sortear"}, "Sortear de novo");
+      const numSorteio = I.el("span", {"data-valor": "sorteio"}, "1");
+      const linhaSorteio = I.el("p", {class: "interativo-resumo"}, "Sorteio nº ", numSorteio,
+                                " (a mesma semente dá as mesmas continuações).");
+      const noCapitulo = I.el("p", {class: "interativo-resumo"},
+        `No capítulo, em ${d.capitulo.n} continuações de ${d.capitulo.novos} tokens (sem top-k nem top-p): `
+        + d.capitulo.linhas.map(([rotulo, conh, dist]) => `${rotulo}, ${I.fmt(100 * conh, 0)}% de palavras `
+          + `conhecidas e ${I.fmt(dist, 0)} tokens distintos`).join("; ") + ".");
+      const caixaGer = I.el("div", {class: "modelo-lm-gerar", "data-estado": "parado"},
+                            tituloGer, explicaGer, sortear, linhaSorteio, medidas, continuacoes,
+                            noCapitulo);
 
       const tituloCab = I.el("h4", {}, "Atenção de cada cabeça");
       const explica = I.el("p", {class: "interativo-resumo"},
@@ -113,7 +160,7 @@
       const colCab = I.el("div", {class: "modelo-lm-coluna"}, tituloCab, explica, grade, detalhe);
 
       painel.append(caixaFrase, tituloTokens, fichas, aviso, conferencia,
-                    I.el("div", {class: "modelo-lm-colunas"}, colProx, colCab));
+                    I.el("div", {class: "modelo-lm-colunas"}, colProx, colCab), caixaGer);
       painel.hidden = false;
 
       let r = null, ids = [], pos = 0, cabeca = [0, 0];
@@ -184,8 +231,9 @@
       function desenharProximos() {
         if (!r) return;
         const V = r.V, linha = r.logits.subarray(pos * V, (pos + 1) * V);
-        const p = window.AtencaoLM.softmax(linha, temperatura.valor);
-        const ordem = Array.from(p.keys()).sort((a, b) => p[b] - p[a]).slice(0, d.top);
+        const f = filtro(), p = window.AtencaoLM.filterProbs(linha, f.temperature, f.topK, f.topP);
+        const ordem = Array.from(p.keys()).filter((v) => p[v] > 0).sort((a, b) => p[b] - p[a] || a - b)
+          .slice(0, d.top);
         tituloProx.textContent = `Próximo token depois de «${visivel(tok.piece(ids[pos]))}» (posição ${pos})`;
         proximos.replaceChildren(...ordem.map((v) => I.el("li", {"data-token": v},
           I.el("span", {class: "modelo-lm-token"}, visivel(tok.piece(v))),
@@ -241,11 +289,56 @@
             I.el("span", {class: "modelo-lm-valor"}, pct(a, I))))));
       }
 
+      // Gerar aos pedaços: uma continuação por vez, devolvendo a vez ao navegador entre elas;
+      // uma mudança no meio cancela a geração em curso (a rodada nova tem outro número).
+      let semente = 0, rodada = 0, esperaGer = null;
+      function agendarGeracao() {
+        clearTimeout(esperaGer);
+        rodada++;
+        caixaGer.dataset.estado = "gerando";
+        medidas.textContent = "Gerando…";
+        esperaGer = setTimeout(gerar, 200);
+      }
+      async function gerar() {
+        const minha = ++rodada;
+        if (!ids.length) { continuacoes.replaceChildren(); medidas.textContent = ""; caixaGer.dataset.estado = "pronto"; return; }
+        const comeco = ids.slice(Math.max(0, ids.length - (d.max_tokens - d.gerar.novos)));
+        const f = filtro(), saidas = [];
+        for (let k = 0; k < d.gerar.n; k++) {
+          await new Promise((ok) => setTimeout(ok, 0));
+          if (minha !== rodada) return;
+          saidas.push(modelo.sample(comeco, d.gerar.novos, 1, {...f, seed: semente + k})[0]);
+        }
+        if (minha !== rodada) return;
+        const textos = saidas.map((s) => tok.decode(s));
+        const [conhecidas, nPal] = window.AtencaoLM.knownWordShare(textos.join(" "), modelo.vocabulary);
+        const distintos = saidas.reduce((a, s) => a + new Set(s).size, 0) / saidas.length;
+        continuacoes.replaceChildren(...saidas.map((s, k) => I.el("li", {"data-ids": s.join(",")},
+          I.el("span", {class: "modelo-lm-comeco"}, "…" + tok.decode(comeco.slice(-6))),
+          I.el("span", {class: "modelo-lm-novo"}, textos[k]))));
+        medidas.replaceChildren(
+          "Palavras conhecidas: ", I.el("strong", {"data-medida": "conhecidas"},
+                                        nPal ? `${I.fmt(100 * conhecidas, 0)}%` : "—"),
+          ` (de ${fmtInt(nPal, I)} palavras); tokens distintos por continuação: `,
+          I.el("strong", {"data-medida": "distintos"}, I.fmt(distintos, 1)),
+          ` de ${d.gerar.novos}.`);
+        caixaGer.dataset.estado = "pronto";
+      }
+      sortear.addEventListener("click", () => {
+        semente += d.gerar.n;
+        numSorteio.textContent = String(semente / d.gerar.n + 1);
+        agendarGeracao();
+      });
+
       let espera = null;
-      entrada.addEventListener("input", () => { clearTimeout(espera); espera = setTimeout(calcular, 120); });
+      entrada.addEventListener("input", () => {
+        clearTimeout(espera);
+        espera = setTimeout(() => { calcular(); agendarGeracao(); }, 120);
+      });
       new MutationObserver(desenharCabecas).observe(document.documentElement,
                                                     {attributes: true, attributeFilter: ["data-theme"]});
       calcular();
+      agendarGeracao();
     }
   });
 })();
