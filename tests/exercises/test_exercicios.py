@@ -2,7 +2,7 @@
 
 Para cada fonte em autograder/fontes (menos a do cap. 13, que precisa do
 interpretador do Triton e tem testes próprios):
-  - a estrutura segue as convenções (3-6 tarefas com pontos, uma resposta
+  - a estrutura segue as convenções (3-7 tarefas com pontos, uma resposta
     escrita, testes ocultos, célula de preparação com o conferir inteiro);
   - as soluções passam em todos os testes, visíveis e ocultos;
   - cada solução trocada pelo stub do nbgrader faz falhar a célula de testes
@@ -27,7 +27,7 @@ FONTES = [s for s in TODAS if not s.startswith("13-")]
 def test_notebook_structure_follows_the_conventions(slug):
     cs = cells(slug)
     graded = [c for c in cs if meta(c).get("grade")]
-    assert 3 <= len(graded) <= 6, f"{slug}: {len(graded)} tarefas com nota"
+    assert 3 <= len(graded) <= 7, f"{slug}: {len(graded)} tarefas com nota"
     assert all(meta(c).get("points", 0) > 0 for c in graded)
     assert any(c.cell_type == "markdown" for c in graded), "falta uma resposta escrita"
     setup = next(c for c in cs if meta(c)["grade_id"] == "preparacao")

@@ -290,3 +290,64 @@ FAIR += [
         },
     ),
 ]
+
+# Tarefas 5 e 6 (a máscara como função; o laço em blocos com uma máscara qualquer): o laço é da célula
+# travada (flash_forward_mask); o aluno escreve as funções de máscara e block_mask (ler o bloco? com que máscara?).
+PLANTED += [
+    Planted(
+        why="(tarefa 5) a janela deslizante só com a máscara causal (esquece a largura w); os sumidouros também",
+        cells={"funcoes_de_mascara": (
+            "def sliding_window(w):\n"
+            "    def mask_mod(q_idx, kv_idx):\n"
+            "        return kv_idx <= q_idx\n"
+            "    return mask_mod\n\n\n"
+            "def with_sinks(n_sinks, w):\n"
+            "    janela = sliding_window(w)\n"
+            "    def mask_mod(q_idx, kv_idx):\n"
+            "        return janela(q_idx, kv_idx) | ((kv_idx < n_sinks) & (kv_idx <= q_idx))\n"
+            "    return mask_mod\n")},
+        zero=("test_funcoes_de_mascara",),
+    ),
+    Planted(
+        why="(tarefa 6) pergunta a mask_mod pelo bloco e aplica a máscara, mas lê todos os blocos (nenhum é pulado)",
+        cells={"block_mask": (
+            "def block_mask(mask_mod, i0, i1, j0, j1):\n"
+            "    visivel = mask_mod(torch.arange(i0, i1)[:, None], torch.arange(j0, j1)[None, :])\n"
+            "    return True, ~visivel\n")},
+        zero=("test_block_mask",),
+    ),
+    Planted(
+        why="(tarefa 6) pula só os blocos do futuro (a regra causal), não os que a janela ou os documentos escondem",
+        cells={"block_mask": (
+            "def block_mask(mask_mod, i0, i1, j0, j1):\n"
+            "    visivel = mask_mod(torch.arange(i0, i1)[:, None], torch.arange(j0, j1)[None, :])\n"
+            "    return j0 <= i1 - 1, ~visivel\n")},
+        zero=("test_block_mask",),
+    ),
+]
+
+FAIR += [
+    Fair(
+        why="máscaras pela diferença q - kv e torch.logical_or; block_mask com os pares achatados (uma pergunta de bq·bk índices), prints, "
+            "`ler` como tensor de dimensão 0 e a máscara sempre presente (também nos blocos cheios)",
+        cells={
+            "funcoes_de_mascara": (
+                "def sliding_window(w):\n"
+                "    return lambda q_idx, kv_idx: ((q_idx - kv_idx) >= 0) & ((q_idx - kv_idx) < w)\n\n\n"
+                "def with_sinks(n_sinks, w):\n"
+                "    def mask_mod(q_idx, kv_idx):\n"
+                "        d = q_idx - kv_idx\n"
+                "        return torch.logical_and(d >= 0, torch.logical_or(d < w, kv_idx < n_sinks))\n"
+                "    return mask_mod\n"),
+            "block_mask": (
+                "def block_mask(mask_mod, i0, i1, j0, j1):\n"
+                "    bq, bk = i1 - i0, j1 - j0\n"
+                "    qs = torch.arange(i0, i1).repeat_interleave(bk)   # os pares achatados, um por linha\n"
+                "    ks = torch.arange(j0, j1).repeat(bq)\n"
+                "    proibida = ~mask_mod(qs, ks).reshape(bq, bk)\n"
+                "    if i0 == j0 == 0:\n"
+                "        print('primeiro bloco, pares visíveis:', int((~proibida).sum()))\n"
+                "    return (~proibida).any(), proibida\n"),
+        },
+    ),
+]

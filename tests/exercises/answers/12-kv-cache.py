@@ -361,3 +361,75 @@ FAIR = [
         cells={"cached_attention": _REF_ATTN + "    return torch.exp(s - torch.logcumsumexp(s, -1)[..., -1:]) @ v\n"},
     ),
 ]
+
+# Tarefa 5 (o cache paginado): o depósito, a escrita e a reunião são da célula travada (PagedKVCache); o
+# aluno escreve o alocador de blocos (com reuso dos devolvidos) e a tradução posição -> slot pela tabela.
+_REF_SLOTS = (
+    "def slots(block_table, positions, block_size):\n"
+    "    tabela = torch.tensor(block_table, dtype=torch.long)\n"
+    "    return tabela[positions // block_size] * block_size + positions % block_size\n"
+)
+
+PLANTED += [
+    Planted(
+        why="(tarefa 5) o alocador nunca reusa os blocos devolvidos: um contador que só cresce, free não faz nada",
+        cells={"tabela_de_blocos": (
+            "class BlockAllocator:\n"
+            "    def __init__(self, n_blocks):\n"
+            "        self.n_blocks, self.proximo = n_blocks, 0\n\n"
+            "    def allocate(self):\n"
+            "        if self.proximo >= self.n_blocks:\n"
+            "            raise ValueError('BlockAllocator: acabaram os blocos do depósito.')\n"
+            "        self.proximo += 1\n"
+            "        return self.proximo - 1\n\n"
+            "    def free(self, block):\n"
+            "        pass\n\n\n" + _REF_SLOTS)},
+        zero=("test_tabela_de_blocos",),
+    ),
+    Planted(
+        why="(tarefa 5) reúne os blocos na ordem dos blocos físicos (a tabela ordenada), não na ordem lógica",
+        cells={"tabela_de_blocos": (
+            "class BlockAllocator:\n"
+            "    def __init__(self, n_blocks):\n"
+            "        self.livres = list(range(n_blocks - 1, -1, -1))\n\n"
+            "    def allocate(self):\n"
+            "        if not self.livres:\n"
+            "            raise ValueError('BlockAllocator: não há bloco livre.')\n"
+            "        return self.livres.pop()\n\n"
+            "    def free(self, block):\n"
+            "        self.livres.append(block)\n\n\n"
+            "def slots(block_table, positions, block_size):\n"
+            "    tabela = torch.tensor(sorted(block_table), dtype=torch.long)\n"
+            "    return tabela[positions // block_size] * block_size + positions % block_size\n")},
+        zero=("test_tabela_de_blocos",),
+    ),
+]
+
+FAIR += [
+    Fair(
+        why="(tarefa 5) alocador com uma fila (o bloco devolvido há mais tempo sai primeiro) e um conjunto dos "
+            "livres; slots numa lista de inteiros do Python, com divmod",
+        cells={"tabela_de_blocos": (
+            "from collections import deque\n\n\n"
+            "class BlockAllocator:\n"
+            "    def __init__(self, n_blocks):\n"
+            "        self.fila = deque(range(n_blocks))\n"
+            "        self.livres = set(self.fila)\n\n"
+            "    def allocate(self):\n"
+            "        if not self.fila:\n"
+            "            raise ValueError(f'BlockAllocator: os {len(self.livres)} blocos livres acabaram.')\n"
+            "        b = self.fila.popleft()\n"
+            "        self.livres.discard(b)\n"
+            "        return int(b)\n\n"
+            "    def free(self, block):\n"
+            "        if block not in self.livres:\n"
+            "            self.livres.add(block)\n"
+            "            self.fila.append(block)\n\n\n"
+            "def slots(block_table, positions, block_size):\n"
+            "    saida = []\n"
+            "    for p in positions.tolist():\n"
+            "        logico, desloc = divmod(p, block_size)\n"
+            "        saida.append(block_table[logico] * block_size + desloc)\n"
+            "    return saida\n")},
+    ),
+]

@@ -328,3 +328,73 @@ FAIR = [
         },
     ),
 ]
+
+# Tarefa 5 (a janela deslizante no kernel): o aluno escreve inicio_chaves e permitidas (@triton.jit); a sonda
+# pronta da mesma célula as chama em cada par de blocos, e o lançador travado janela_triton passa JANELA.
+_SONDA_JANELA = '''
+
+@triton.jit
+def _sonda_janela(LO, MASCARA, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, JANELA: tl.constexpr):
+    i = tl.program_id(0)
+    offs_m = i * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(LO + i, inicio_chaves(i * BLOCK_M, BLOCK_N, JANELA))
+    ok = permitidas(offs_m, offs_n, N, JANELA)
+    tl.store(MASCARA + offs_m[:, None] * N + offs_n[None, :], ok.to(tl.int32),
+             mask=(offs_m[:, None] < N) & (offs_n[None, :] < N))
+'''
+
+_PERMITIDAS_CERTO = '''
+
+@triton.jit
+def permitidas(offs_m, offs_n, N, JANELA: tl.constexpr):
+    ok = (offs_n[None, :] < N) & (offs_n[None, :] <= offs_m[:, None])
+    if JANELA > 0:
+        ok = ok & (offs_n[None, :] > offs_m[:, None] - JANELA)
+    return ok
+'''
+
+PLANTED += [
+    Planted(
+        why="tarefa 5: nada de janela no kernel: o laço sempre desde 0 e só a máscara causal",
+        cells={"janela_kernel": (
+            "@triton.jit\n"
+            "def inicio_chaves(start_m, BLOCK_N: tl.constexpr, JANELA: tl.constexpr):\n"
+            "    return 0\n\n\n"
+            "@triton.jit\n"
+            "def permitidas(offs_m, offs_n, N, JANELA: tl.constexpr):\n"
+            "    return (offs_n[None, :] < N) & (offs_n[None, :] <= offs_m[:, None])\n" + _SONDA_JANELA)},
+        zero=("test_janela_kernel",),
+    ),
+    Planted(
+        why="tarefa 5: a janela só na máscara; o laço continua desde 0 (os blocos antes da janela são lidos)",
+        cells={"janela_kernel": (
+            "@triton.jit\n"
+            "def inicio_chaves(start_m, BLOCK_N: tl.constexpr, JANELA: tl.constexpr):\n"
+            "    return start_m * 0\n" + _PERMITIDAS_CERTO + _SONDA_JANELA)},
+        zero=("test_janela_kernel",),
+    ),
+]
+
+FAIR += [
+    Fair(
+        why="tarefa 5: começo do laço pelo índice do bloco (tl.where e divisão inteira), máscara montada com "
+            "tl.where a partir da diferença i - j",
+        cells={"janela_kernel": (
+            "@triton.jit\n"
+            "def inicio_chaves(start_m, BLOCK_N: tl.constexpr, JANELA: tl.constexpr):\n"
+            "    if JANELA > 0:\n"
+            "        primeira = start_m - (JANELA - 1)\n"
+            "        bloco = tl.where(primeira > 0, primeira, 0) // BLOCK_N\n"
+            "        return bloco * BLOCK_N\n"
+            "    else:\n"
+            "        return start_m * 0\n\n\n"
+            "@triton.jit\n"
+            "def permitidas(offs_m, offs_n, N, JANELA: tl.constexpr):\n"
+            "    dif = offs_m[:, None] - offs_n[None, :]\n"
+            "    ok = tl.where(dif >= 0, 1, 0) * tl.where(offs_n[None, :] < N, 1, 0)\n"
+            "    if JANELA > 0:\n"
+            "        ok = ok * tl.where(dif < JANELA, 1, 0)\n"
+            "    return ok != 0\n" + _SONDA_JANELA)},
+    ),
+]
