@@ -72,7 +72,7 @@ def _missing(need: str) -> str | None:
         return None if Path(CHROMIUM).exists() else \
             f"Chromium não encontrado em {CHROMIUM}: rode `make apt-deps` (o `make test` faz isso)"
     if need == "sandbox":
-        from autograder import sandbox
+        from autograder.box import sandbox
         ok, why = sandbox.bwrap_works()
         return None if ok else f"a sandbox não funciona aqui: {why}"
     if need == "nbgrader":

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import nbbuild
+from autograder.authoring import nbbuild
 
 
 def slugs() -> list[str]:

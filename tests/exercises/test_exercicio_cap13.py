@@ -109,7 +109,7 @@ def test_scoreboard_names_the_cell_that_redefined_a_locked_name(monkeypatch, cap
 
     from IPython.core.interactiveshell import InteractiveShell
 
-    from autograder.nbbuild import CONFERIR
+    from autograder.authoring.nbbuild import CONFERIR
 
     shell = InteractiveShell.instance()
     monkeypatch.setattr(shell, "_showtraceback", lambda t, v, stb: None)

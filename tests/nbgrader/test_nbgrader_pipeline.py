@@ -22,8 +22,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import fontes, release
-from autograder.nbbuild import CONFERIR
+from autograder import fontes
+from autograder.authoring import release
+from autograder.authoring.nbbuild import CONFERIR
 from exercicios_errados import ERRADO
 
 ROOT = Path(__file__).resolve().parents[2]

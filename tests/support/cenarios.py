@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.nbbuild import MYST_HEADER, build_text
+from autograder.authoring.nbbuild import MYST_HEADER, build_text
 
 SLUG = "90-dobro"
 SECRET = "SEGREDO-OCULTO-4f1c"   # só existe nos testes ocultos: nunca pode aparecer no feedback
