@@ -61,7 +61,7 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   no gradebook.db. A nota de uma entrega não depende de onde nem com quantos
   processos ela rodou (1 thread de BLAS por kernel).
 * Retomada e idempotência: cada entrega tem uma chave (bytes entregues,
-  horário, fonte da tarefa, limites, versão); `.autograder/resultados/`
+  horário, fonte da tarefa, limites, versão); `.autograder/results/`
   guarda o resultado com a chave, gravado de forma atômica. Interromper e
   rodar de novo só corrige o que faltava; rodar duas vezes dá o mesmo CSV.
 * Atraso: prazos em `prazos.toml` do workspace (escritos por --deadline e

@@ -240,7 +240,7 @@ def _workspace_ready(args):
     from .core.workspace import Workspace
     from .core.deadlines import update_deadlines
     ws = Workspace(args.workspace)
-    if not ws.db_path.exists() or not (ws.state / "resultados").is_dir():
+    if not ws.db_path.exists() or not ws.results_dir.is_dir():
         raise ValueError(f"{ws.root} não tem correções; rode `python -m autograder grade` antes")
     return ws, update_deadlines(ws.root, getattr(args, "deadline", []), getattr(args, "timezone", None))
 
@@ -424,7 +424,7 @@ def _cmd_grade(args) -> int:
         + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + ")")
     if summary.failures:
         say(f"{len(summary.failures)} entrega(s) não puderam ser corrigidas (erro do corretor, "
-            f"veja {ws.state / 'logs' / 'falhas.log'}); rode de novo para tentar outra vez:")
+            f"veja {ws.state / 'logs' / 'failures.log'}); rode de novo para tentar outra vez:")
         for f in summary.failures:
             say(f"  {f}")
         return 1

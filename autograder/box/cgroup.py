@@ -174,12 +174,6 @@ class CgroupV2:
             _write(d / "cgroup.freeze", "0")
         return True
 
-    def peak_memory(self, name: str) -> int | None:
-        try:
-            return int(_read(self.path(name) / "memory.peak"))
-        except (OSError, ValueError):
-            return None
-
     def memory_limit(self, name: str) -> int | None:
         try:
             return int(_read(self.path(name) / "memory.max"))
@@ -278,12 +272,6 @@ class CgroupV1:
                     _write(frz / "freezer.state", "THAWED")
                 except OSError:
                     pass
-
-    def peak_memory(self, name: str) -> int | None:
-        try:
-            return int(_read(self.path(name, "memory") / "memory.max_usage_in_bytes"))
-        except (OSError, ValueError):
-            return None
 
     def memory_limit(self, name: str) -> int | None:
         try:

@@ -48,7 +48,7 @@ class SandboxKernel:
             kernel_name=KERNEL_NAME,
             kernel_spec_manager=KernelSpecManager(kernel_dirs=kernel_dirs),
             transport="ipc", ip=str(run_dir / "k"))
-        self.km.connection_file = str(run_dir / "conexao.json")
+        self.km.connection_file = str(run_dir / "connection.json")
         self.kc = None
         self.uses = 0                          # notebooks servidos (kernel do corretor reaproveitado)
         self.lost: str | None = None           # motivo, se uma conexão com o kernel foi cortada

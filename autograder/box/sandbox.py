@@ -357,11 +357,6 @@ class Box:
         b = self.backend
         return True if b is None else b.kill(self.name)
 
-    def peak_memory(self) -> int | None:
-        """Pico de memória da caixa, em bytes (None sem cgroup)."""
-        b = self.backend
-        return None if b is None else b.peak_memory(self.name)
-
     def memory_limit_mib(self) -> int | None:
         """O limite de memória gravado no cgroup, em MiB (None sem cgroup)."""
         b = self.backend

@@ -95,10 +95,6 @@ def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:6]
 
 
-def _nb_key(path: str) -> str:
-    return Path(path).stem
-
-
 def _is_link(info: zipfile.ZipInfo) -> bool:
     return stat.S_ISLNK(info.external_attr >> 16)
 

@@ -3,7 +3,7 @@
 A camada de correção (job, executor) produz um `JobResult` por entrega (um
 aluno, uma tarefa); o escritor do gradebook, os CSVs, o relatório e o
 feedback só leem esses objetos (e o gradebook). Uma situação é um `Status`,
-nunca uma string solta; a gravação em JSON (`.autograder/resultados/`) e a
+nunca uma string solta; a gravação em JSON (`.autograder/results/`) e a
 leitura passam por `to_json` / `from_json` daqui, e por nenhum outro lugar.
 
 Hierarquia:

@@ -19,7 +19,7 @@ import secrets
 from pathlib import Path
 
 SEED_ENV = "AUTOGRADER_HIDDEN_SEED"
-SECRET_FILE = "segredo-oculto"
+SECRET_FILE = "hidden-secret"
 
 
 def workspace_secret(state_dir: Path) -> str:

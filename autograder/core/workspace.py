@@ -175,6 +175,33 @@ def run_prefix(root: Path) -> str:
     return f"ag-{tag}-"
 
 
+# O estado interno (.autograder/) teve nomes em português até a issue 37. Um workspace antigo
+# continua valendo: na primeira vez que um comando o abre, cada nome antigo vira o de agora
+# (os resultados gravados, o segredo das entradas ocultas e o resto ficam como estavam).
+OLD_STATE_NAMES = {
+    "resultados": "results",
+    "identidades.json": "identities.json",
+    "planilhas.json": "csv_format.json",
+    "segredo-oculto": "hidden-secret",
+    "logs/falhas.log": "logs/failures.log",
+}
+
+
+def migrate_state(state: Path) -> list[str]:
+    """Renomeia os nomes antigos de `state` (.autograder/) para os de agora; devolve os renomeados.
+    Um nome novo que já existe nunca é sobrescrito."""
+    done = []
+    for old, new in OLD_STATE_NAMES.items():
+        src, dest = state / old, state / new
+        if src.exists() and not dest.exists():
+            try:
+                src.rename(dest)
+            except FileNotFoundError:       # outro processo renomeou antes
+                continue
+            done.append(old)
+    return done
+
+
 class Workspace:
     def __init__(self, root: Path, solutions: Path | None = None, prefix: str | None = None):
         """`prefix`: o das pastas de kernel; um trabalhador do Dask usa o do workspace do
@@ -188,6 +215,8 @@ class Workspace:
         self.mpl_cache = self.state / "mplcache"
         self.db_path = self.root / "gradebook.db"
         self.db_url = f"sqlite:///{self.db_path}"
+        if self.state.is_dir():
+            migrate_state(self.state)
 
     # -- caminhos -----------------------------------------------------------------
     def source(self, a: str) -> Path:
@@ -206,8 +235,13 @@ class Workspace:
         """Retornos do projeto; `feedback/` é do "Generate Feedback" do formgrader (com testes ocultos)."""
         return self.root / "retornos" / s / a
 
+    @property
+    def results_dir(self) -> Path:
+        """`.autograder/results/<tarefa>/<aluno>.json` (store/result_files.py grava e lê)."""
+        return self.state / "results"
+
     def result_path(self, s: str, a: str) -> Path:
-        return self.state / "resultados" / a / f"{s}.json"
+        return self.results_dir / a / f"{s}.json"
 
     def run_dir(self) -> Path:
         """Pasta nova e curta para um kernel (sockets Unix: caminho < 108 bytes)."""

@@ -20,7 +20,7 @@ import shutil
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core.workspace import run_prefix, temp_base  # noqa: F401 - também usados por quem importa lock
+from ..core.workspace import run_prefix, temp_base
 
 
 class WorkspaceBusy(RuntimeError):
@@ -32,7 +32,7 @@ def hold(root: Path):
     """Trava exclusiva do workspace enquanto durar o bloco; WorkspaceBusy se outro a tem."""
     state = Path(root) / ".autograder"
     state.mkdir(parents=True, exist_ok=True)
-    path = state / "trava"
+    path = state / "lock"
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:

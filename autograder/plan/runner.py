@@ -2,7 +2,7 @@
 
 - Cada entrega (aluno, tarefa) tem uma chave: hash dos bytes entregues, do
   horário de entrega, da fonte da tarefa, dos limites e da versão do
-  corretor. Se `.autograder/resultados/<tarefa>/<aluno>.json` já tem a mesma
+  corretor. Se `.autograder/results/<tarefa>/<aluno>.json` já tem a mesma
   chave, a entrega não é corrigida de novo: uma correção interrompida
   (Ctrl-C, queda de energia, um cluster que sumiu) continua de onde parou, e
   corrigir duas vezes dá o mesmo CSV.
@@ -80,13 +80,8 @@ class GradeOptions:
 
 @dataclass
 class RunSummary:
-    students: int = 0
-    jobs: int = 0
-    graded: int = 0
-    skipped: int = 0
+    """O que a linha de comando mostra no fim de `grade`: as entregas que o corretor não pôde corrigir."""
     failures: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    seconds: float = 0.0
 
 
 # Os limites padrão de cada notebook (para a ajuda da linha de comando, que não importa a sandbox).
@@ -182,7 +177,6 @@ def _collect(ws: Workspace, opts: GradeOptions, tz, assignments: list[str] | Non
             say(f"sem --assignment nem prazos no workspace: corrigindo as tarefas entregues "
                 f"({', '.join(assignments)})")
     subs = [s for s in subs if s.assignment in assignments]
-    summary.warnings += warns
     for w in warns:
         say(f"aviso: {w}")
     if not any(s.files for s in subs):
@@ -195,7 +189,6 @@ def _collect(ws: Workspace, opts: GradeOptions, tz, assignments: list[str] | Non
 
 
 def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
-    t0 = time.monotonic()
     summary = RunSummary()
     ws.check_outside_repo()
     available = ws.available_assignments()
@@ -252,16 +245,14 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
             old = None if opts.redo else read_result(ws.result_path(s, a))
             if old is None or old.key != job.key:
                 todo.append(job)
-    summary.students, summary.jobs = len(students), len(jobs)
-    summary.skipped = len(jobs) - len(todo)
-    if summary.skipped:
-        say(f"{summary.skipped} de {len(jobs)} entregas já corrigidas (mesmos arquivos e limites): "
+    skipped = len(jobs) - len(todo)
+    if skipped:
+        say(f"{skipped} de {len(jobs)} entregas já corrigidas (mesmos arquivos e limites): "
             "não serão corrigidas de novo")
 
     if todo:
         _grade_on_dask(ws, opts, infos, todo, students, summary)
     merge_results(ws, [r for j in jobs if (r := read_result(ws.result_path(j.student, j.assignment))) is not None])
-    summary.seconds = time.monotonic() - t0
     return summary
 
 
@@ -406,10 +397,8 @@ class _Recorder:
         self.unmerged.append(result)
         if failures:
             self.summary.failures.append(f"{job.student}/{job.assignment}: {failures[0]}")
-            with (self.logs / "falhas.log").open("a", encoding="utf-8") as f:
+            with (self.logs / "failures.log").open("a", encoding="utf-8") as f:
                 f.write(f"--- {job.student}/{job.assignment}\n" + "\n".join(failures) + "\n")
-        else:
-            self.summary.graded += 1
         self.pending[job.student] -= 1
         self.bar.update(1, 1 if self.pending[job.student] == 0 else 0)
         if time.monotonic() - self.last_merge > MERGE_EVERY_S:
@@ -449,7 +438,7 @@ class _Dispatcher:
             if self.left[(t.assignment, t.notebook)] < n:     # cada processo pega no máximo mais um
                 t = dataclasses.replace(t, warm_next=False)
             f = self.client.submit(self.grade, self.course_f, t, pure=False, retries=MAX_TRIES - 1,
-                                   key=f"corrigir-{t.assignment}-{t.notebook}-{t.student}-{uuid.uuid4().hex[:8]}")
+                                   key=f"grade-{t.assignment}-{t.notebook}-{t.student}-{uuid.uuid4().hex[:8]}")
             self.futures[f] = t
             self.ac.add(f)
             room -= 1
@@ -511,7 +500,7 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
                 f"com o Dask ({where}){'' if opts.use_sandbox else ' (sem sandbox)'}")
             # o curso é uma tarefa, não dados espalhados: se os trabalhadores que o tinham morrem,
             # o agendador o refaz (com `scatter`, as correções seguintes seriam canceladas)
-            course_f = client.submit(worker_side.course_value, course, key=f"curso-{course.digest}", pure=False)
+            course_f = client.submit(worker_side.course_value, course, key=f"course-{course.digest}", pure=False)
             dispatch = _Dispatcher(client, course_f, task_list)
             rec.bar.render(force=True)
             try:

@@ -53,8 +53,8 @@ class CsvFormat:
 
 def csv_format(state: Path, sep: str | None = None, bom: bool | None = None,
                moodle_language: str | None = None) -> CsvFormat:
-    """O formato guardado em `state/planilhas.json`, com o que a linha de comando mudou (e grava)."""
-    f = state / "planilhas.json"
+    """O formato guardado em `state/csv_format.json`, com o que a linha de comando mudou (e grava)."""
+    f = state / "csv_format.json"
     saved = json.loads(f.read_text(encoding="utf-8")) if f.exists() else {}
     fmt = CsvFormat(sep if sep is not None else saved.get("sep", ","),
                     bom if bom is not None else saved.get("bom", False),

@@ -1,6 +1,6 @@
 """Planilhas e relatório da turma, a partir dos resultados e do gradebook.
 
-Só lê: os resultados (`JobResult`, `.autograder/resultados/`), as notas manuais e
+Só lê: os resultados (`JobResult`, `.autograder/results/`), as notas manuais e
 os comentários do formgrader (store/gradebook.py) e os prazos do workspace
 (core/deadlines.py). Nunca importa a correção (runner, job, executor).
 
@@ -46,7 +46,7 @@ QUESTIONS_COLUMNS = ["student_id", "assignment", "notebook", "grade_id", "title"
 def load_results(ws: Workspace, assignments=None) -> list[JobResult]:
     """Os resultados gravados (de `assignments`, se dado), ordenados por (aluno, tarefa).
     Um arquivo de outra versão do contrato é ignorado: a entrega ainda não foi corrigida."""
-    base = ws.state / "resultados"
+    base = ws.results_dir
     out = []
     if base.is_dir():
         for p in sorted(base.glob("*/*.json")):

@@ -136,7 +136,7 @@ def seed_bytes(ws: Workspace) -> bytes:
 
     src = sqlite3.connect(f"file:{ws.db_path}?mode=ro", uri=True)
     with tempfile.TemporaryDirectory() as t:
-        path = Path(t) / "semente.db"
+        path = Path(t) / "seed.db"
         dst = sqlite3.connect(path)
         try:
             src.backup(dst)

@@ -39,7 +39,7 @@ ROSTER_COLUMNS = ["student_id", "name", "email", "participant", "sis_id", "secti
 def record_identities(ws: Workspace, subs: "Iterable[Submission]") -> None:
     """Guarda o nome e o número de participante que o zip do Moodle deu a cada aluno
     (`Submission.participant` e `Submission.name`, lidos pela coleta)."""
-    f = ws.state / "identidades.json"
+    f = ws.state / "identities.json"
     known = json.loads(f.read_text(encoding="utf-8")) if f.exists() else {}
     changed = False
     for s in subs:
@@ -78,7 +78,7 @@ def read_roster(path: Path) -> dict[str, Identity]:
 def identities(ws: Workspace) -> dict[str, Identity]:
     """Zip do Moodle e, por cima, a lista da turma do workspace (roster.csv)."""
     out: dict[str, Identity] = {}
-    f = ws.state / "identidades.json"
+    f = ws.state / "identities.json"
     if f.exists():
         for sid, d in json.loads(f.read_text(encoding="utf-8")).items():
             out[sid] = Identity(sid, name=d.get("name", ""), participant=d.get("participant", ""))

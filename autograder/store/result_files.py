@@ -1,4 +1,4 @@
-"""Os resultados gravados: `.autograder/resultados/<tarefa>/<aluno>.json`, um `JobResult` cada.
+"""Os resultados gravados: `.autograder/results/<tarefa>/<aluno>.json`, um `JobResult` cada.
 
 Escritos só pelo planejador (plan/runner.py), à medida que as tarefas do Dask
 voltam; lidos pela retomada (plan/runner.py) e por quem só lê (readers/report.py, readers/feedback.py), sem

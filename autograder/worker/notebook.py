@@ -14,7 +14,7 @@
    corretor), e as notas lidas do gradebook local;
 6. devolve o `NotebookResult` (core/results.py) e o notebook executado; quem
    planeja (plan/runner.py) grava `autograded/<aluno>/<tarefa>/<nb>.ipynb`, junta os
-   notebooks da entrega num `JobResult` e o grava em `.autograder/resultados/`
+   notebooks da entrega num `JobResult` e o grava em `.autograder/results/`
    (a base da retomada).
 """
 

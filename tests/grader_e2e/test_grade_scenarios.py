@@ -348,7 +348,7 @@ def test_changing_a_submission_regrades_only_that_student(turma, tmp_path):
     subs = tmp_path / "entregas"
     for s in ("correct", "wrong"):     # já corrigidos na turma: os resultados valem aqui
         shutil.copytree(turma["subs"] / s / SLUG, subs / s / SLUG)   # links não são seguidos
-        dest = ws / ".autograder" / "resultados" / SLUG / f"{s}.json"
+        dest = ws / ".autograder" / "results" / SLUG / f"{s}.json"
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(turma["ws"].result_path(s, SLUG), dest)
     # "wrong" reenvia a resposta certa: só ele é corrigido de novo
@@ -407,7 +407,7 @@ def serial_resumed(turma, tmp_path_factory):
     proc = subprocess.Popen(args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    results = ws / ".autograder" / "resultados" / SLUG
+    results = ws / ".autograder" / "results" / SLUG
     end = time.monotonic() + 120
     while time.monotonic() < end and len(list(results.glob("*.json"))) < 1:
         time.sleep(0.2)
@@ -696,7 +696,7 @@ def test_a_cluster_that_disappears_stops_with_a_message_and_the_run_resumes(turm
                                  "--no-feedback", "--no-report", "--no-progress", *LIMITS],
                                 cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        results = ws / ".autograder" / "resultados" / SLUG
+        results = ws / ".autograder" / "results" / SLUG
         end = time.monotonic() + 180
         while time.monotonic() < end and len(list(results.glob("*.json"))) < 2:
             time.sleep(0.2)
@@ -730,4 +730,4 @@ def test_workers_without_the_sandbox_are_refused_before_grading(arquivos, tmp_pa
     assert p.returncode == 2, p.stderr
     assert "trabalhador(es) do Dask sem o que a correção precisa" in p.stderr, p.stderr
     assert "bubblewrap" in p.stderr and "Traceback" not in p.stderr
-    assert not (ws / ".autograder" / "resultados").exists()
+    assert not (ws / ".autograder" / "results").exists()

@@ -48,7 +48,7 @@ def turma(tmp_path):
     o nome de um participante é uma fórmula."""
     ws = Workspace(tmp_path / "ws")
     ws.state.mkdir(parents=True)
-    (ws.state / "identidades.json").write_text(json.dumps({
+    (ws.state / "identities.json").write_text(json.dumps({
         "Maria-Silva_101": {"name": "Maria Silva", "participant": "101"},
         "Maria-Silva_202": {"name": EVIL, "participant": "202"},
         "ana": {"name": "Ana Souza", "participant": "7"}}), encoding="utf-8")

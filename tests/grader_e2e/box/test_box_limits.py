@@ -510,9 +510,10 @@ def test_a_second_grader_on_the_same_workspace_is_refused(tmp_path):
 
 
 def test_leftovers_of_an_interrupted_run_are_cleaned_and_only_ours(tmp_path):
+    from autograder.core.workspace import run_prefix, temp_base
     from autograder.plan import lock
-    ours = Path(tempfile.mkdtemp(prefix=lock.run_prefix(tmp_path / "ws"), dir=lock.temp_base()))
-    theirs = Path(tempfile.mkdtemp(prefix=lock.run_prefix(tmp_path / "outro"), dir=lock.temp_base()))
+    ours = Path(tempfile.mkdtemp(prefix=run_prefix(tmp_path / "ws"), dir=temp_base()))
+    theirs = Path(tempfile.mkdtemp(prefix=run_prefix(tmp_path / "outro"), dir=temp_base()))
     (ours / "trabalho").mkdir()
     try:
         if BACKEND is not None and ROOT:
