@@ -17,7 +17,7 @@ Hierarquia:
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Iterable
 
@@ -79,6 +79,27 @@ class TestPart:
     passed: bool = False
     ran: bool = False
 
+    @staticmethod
+    def to_metadata(parts: "list[TestPart]") -> dict:
+        """O que vai em `metadata["autograder"]` da célula de teste corrigida (o executor grava;
+        a nota e as páginas de retorno leem com `from_metadata`)."""
+        return {"parts": [asdict(p) for p in parts]}
+
+    @staticmethod
+    def from_metadata(meta: dict | None) -> "list[TestPart]":
+        return [TestPart(**p) for p in ((meta or {}).get("parts") or [])]
+
+
+@dataclass(frozen=True)
+class GradeCell:
+    """Uma célula de nota do notebook distribuído (core/workspace.py, `grade_cells_of`): o que a
+    correção preenche em cada questão, e o que uma questão sem nota automática mostra."""
+
+    grade_id: str
+    kind: str                 # "test" | "written" | "code-answer"
+    max_score: float
+    title: str = ""           # o título da tarefa no notebook
+
 
 @dataclass
 class QuestionResult:
@@ -94,12 +115,9 @@ class QuestionResult:
     title: str = ""           # o título da tarefa no notebook (ex.: "Tarefa 1 — softmax estável")
 
     @classmethod
-    def zero(cls, cell: dict) -> "QuestionResult":
+    def zero(cls, cell: GradeCell) -> "QuestionResult":
         """Uma questão sem nota automática (notebook ausente, inválido ou que não rodou)."""
-        names = {f.name for f in fields(cls)}
-        q = cls(**{k: v for k, v in cell.items() if k in names})
-        q.score, q.needs_manual, q.visible_passed, q.hidden_passed = 0.0, False, None, None
-        return q
+        return cls(cell.grade_id, cell.kind, cell.max_score, title=cell.title)
 
 
 @dataclass

@@ -37,6 +37,7 @@ import nbformat
 from traitlets.config import Config
 
 from . import nbmeta
+from .results import GradeCell
 
 REPO = Path(__file__).resolve().parents[2]
 REPO_ENV = "AUTOGRADER_REPO"        # `python -m autograder` o define para os processos que abre
@@ -121,7 +122,7 @@ class AssignmentInfo:
     notebooks: list[str]                         # nomes sem .ipynb
     source_hash: str
     release: dict[str, object] = field(default_factory=dict)   # nome -> notebook distribuído
-    cells: dict[str, list[dict]] = field(default_factory=dict)  # nome -> células de nota
+    cells: dict[str, list[GradeCell]] = field(default_factory=dict)  # nome -> células de nota
 
 
 _HEADING = re.compile(r"^#{1,6}\s+(?P<text>.+?)\s*#*\s*$", re.M)
@@ -147,17 +148,16 @@ def cell_titles(release_nb) -> dict[str, str]:
     return out
 
 
-def grade_cells_of(release_nb) -> list[dict]:
+def grade_cells_of(release_nb) -> list[GradeCell]:
     """As células de nota do notebook distribuído, com o título da tarefa de cada uma."""
     titles = cell_titles(release_nb)
     out = []
     for c in release_nb.cells:
         m = nbmeta.nbgrader_meta(c)
         if m.get("grade") or m.get("task"):
-            out.append({"grade_id": m["grade_id"], "max_score": float(m.get("points", 0)),
-                        "kind": "test" if (c.cell_type == "code" and not m.get("solution"))
-                        else ("written" if c.cell_type == "markdown" else "code-answer"),
-                        "title": titles[m["grade_id"]]})
+            kind = ("test" if (c.cell_type == "code" and not m.get("solution"))
+                    else ("written" if c.cell_type == "markdown" else "code-answer"))
+            out.append(GradeCell(m["grade_id"], kind, float(m.get("points", 0)), titles[m["grade_id"]]))
     return out
 
 

@@ -42,7 +42,7 @@ from ..core.workspace import Workspace
 from ..core.deadlines import Deadlines
 from .report import Row
 from ..core.fmt import num
-from ..core.results import Status
+from ..core.results import Status, TestPart
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 _OURS = {"CellTimeoutError", "DeadKernelError", "CellNotExecuted"}   # erros que o próprio corretor escreve
@@ -78,21 +78,21 @@ def student_view(autograded, release):
         m = nbmeta.nbgrader_meta(cell)
         if cell.cell_type != "code" or not m.get("grade") or m.get("solution"):
             continue
-        parts = meta.get("parts")
+        parts = TestPart.from_metadata(meta)
         outputs, kept, pos = list(cell.outputs), [], 0
         if not parts:
             kept = [o for o in outputs if o.output_type == "error" and o.get("ename") in _OURS]
-        for part in parts or []:
-            chunk = outputs[pos: pos + part["outputs"]]
-            pos += part["outputs"]
-            if part["hidden"] is False:
+        for part in parts:
+            chunk = outputs[pos: pos + part.outputs]
+            pos += part.outputs
+            if part.hidden is False:
                 kept += chunk
-            elif part["hidden"] is True:
-                kept.append(_stream(HIDDEN_PASSED if part["passed"]
-                                    else HIDDEN_FAILED if part["ran"] else HIDDEN_NOT_RUN))
+            elif part.hidden is True:
+                kept.append(_stream(HIDDEN_PASSED if part.passed
+                                    else HIDDEN_FAILED if part.ran else HIDDEN_NOT_RUN))
                 kept += [o for o in chunk if o.output_type == "error" and o.get("ename") in _OURS]
             else:
-                kept.append(_stream(WHOLE_PASSED if part["passed"] else WHOLE_FAILED))
+                kept.append(_stream(WHOLE_PASSED if part.passed else WHOLE_FAILED))
                 kept += [o for o in chunk if o.output_type == "error" and o.get("ename") in _OURS]
         cell.outputs = kept
     nb, _ = ClearHiddenTests().preprocess(nb, {})

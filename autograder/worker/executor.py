@@ -45,7 +45,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from queue import Empty
 
 import nbformat
@@ -358,7 +358,7 @@ class _Run(Relay):
                 break
         for hidden, _ in chunks[len(parts):]:
             parts.append(TestPart(hidden=hidden, outputs=0, passed=False, ran=False))
-        cell.metadata["autograder"] = {"parts": [asdict(p) for p in parts]}
+        cell.metadata["autograder"] = TestPart.to_metadata(parts)
         if self.relay_killed:
             await self.student.kill()
 
@@ -427,8 +427,8 @@ class _Run(Relay):
                     cell.outputs = [error_output("CellNotExecuted",
                                            "Esta célula não foi executada: o kernel parou antes dela.")]
                 if test:
-                    cell.metadata["autograder"] = {"parts": [asdict(TestPart(hidden=h, ran=False))
-                                                             for h, _ in split_hidden(cell.source)]}
+                    cell.metadata["autograder"] = TestPart.to_metadata(
+                        [TestPart(hidden=h, ran=False) for h, _ in split_hidden(cell.source)])
                 continue
             if not cell.source.strip():
                 continue

@@ -37,7 +37,7 @@ from ..core.workspace import AssignmentInfo, Workspace, nbgrader_config
 from .executor import ExecOutcome, execute_notebook
 from ..core.settings import ExecSettings
 from ..box.kernel import KernelStartError, SandboxKernel, harness_start_code, reset_harness, student_stub_code
-from ..core.results import NotebookResult, QuestionResult, Status, worst
+from ..core.results import NotebookResult, QuestionResult, Status, TestPart, worst
 from ..core.fmt import integer
 
 
@@ -538,14 +538,14 @@ def score(nb, resources: dict, config, res: NotebookResult, outcome: ExecOutcome
     from nbgrader.preprocessors import LimitOutput, SaveAutoGrades
     ids = resources["nbgrader"]
     nb, resources = _run_nbgrader([LimitOutput, SaveAutoGrades], nb, resources, config)
-    parts_by_id = {nbmeta.grade_id(c): c.metadata.get("autograder", {}).get("parts")
+    parts_by_id = {nbmeta.grade_id(c): TestPart.from_metadata(c.metadata.get("autograder"))
                    for c in nb.cells if nbmeta.grade_id(c)}
     with Gradebook(ids["db_url"]) as gb:
         for q in res.questions:
             g = gb.find_grade(q.grade_id, ids["notebook"], ids["assignment"], ids["student"])
             parts = parts_by_id.get(q.grade_id) or []
-            vis = [p["passed"] for p in parts if p["hidden"] is False]
-            hid = [p["passed"] for p in parts if p["hidden"] is True]
+            vis = [p.passed for p in parts if p.hidden is False]
+            hid = [p.passed for p in parts if p.hidden is True]
             q.score, q.needs_manual = g.auto_score, bool(g.needs_manual_grade)
             q.visible_passed = all(vis) if vis else None
             q.hidden_passed = all(hid) if hid else None

@@ -41,7 +41,7 @@ import nbformat
 from ..core.workspace import Workspace, temp_base
 from ..core.settings import ExecSettings
 from ..core.student_seed import hidden_seed
-from ..core.results import NotebookResult, QuestionResult, Status
+from ..core.results import GradeCell, NotebookResult, QuestionResult, Status
 from ..box.sandbox import Limits
 
 # sem correção por este tempo, o trabalhador solta os kernels pré-aquecidos e a pasta
@@ -104,14 +104,14 @@ def task_limit(settings: ExecSettings) -> float:
     return settings.notebook_timeout + 2 * settings.startup_timeout + 60
 
 
-def crashed_output(task: GradeTask, cells: list[dict], reason: str) -> TaskOutput:
+def crashed_output(task: GradeTask, cells: list[GradeCell], reason: str) -> TaskOutput:
     """Notebook que o corretor não conseguiu corrigir: `crashed`, nota 0, com o motivo."""
     nb = NotebookResult(task.notebook, Status.CRASHED, details=[reason],
                         questions=[QuestionResult.zero(c) for c in cells])
     return TaskOutput(task.student, task.assignment, task.notebook, nb)
 
 
-def timeout_output(task: GradeTask, cells: list[dict], limit: float) -> TaskOutput:
+def timeout_output(task: GradeTask, cells: list[GradeCell], limit: float) -> TaskOutput:
     """Notebook cuja correção passou do prazo externo (`task_limit`): `timeout`, nota 0."""
     out = crashed_output(task, cells, f"a correção passou de {limit:.0f} s e foi encerrada pelo corretor")
     out.result.status = Status.TIMEOUT
