@@ -1,4 +1,4 @@
-"""Números e durações: o único formatador do corretor.
+"""Números e durações: o único formatador do corretor e do bench/ (sem torch nem numpy).
 
 `report`, `exports`, `feedback`, o executor e o progresso escrevem números e
 tempos só por aqui, então a nota "7,9" e o atraso "34 h 16 min" são os mesmos
@@ -23,8 +23,10 @@ def integer(n: int) -> str:
 
 
 def fixed(x: float, digits: int = 1) -> str:
-    """Com casas fixas e vírgula decimal (médias do relatório): 7.25 → "7,3"."""
-    return f"{x:.{digits}f}".replace(".", ",")
+    """Com casas fixas, vírgula decimal e ponto de milhar (médias do relatório, medições do
+    bench/): 7.26 → "7,3", 98.2012 com 2 casas → "98,20", 1234.5 → "1.234,5"."""
+    s = f"{x:,.{digits}f}"
+    return s.replace(",", "\0").replace(".", ",").replace("\0", ".")
 
 
 def duration(minutes: int) -> str:

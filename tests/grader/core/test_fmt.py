@@ -28,6 +28,7 @@ def test_one_number_formatter():
 
 def test_numbers_and_durations_read_as_in_portuguese():
     assert (num(7.0), num(7.9, ","), num(None)) == ("7", "7,9", "")
-    assert (integer(100000), fixed(7.26), fixed(3, 2)) == ("100.000", "7,3", "3,00")
+    assert (integer(100000), fixed(7.26), fixed(3, 2), fixed(1234.5)) == ("100.000", "7,3", "3,00", "1.234,5")
+    assert fixed(-98.2012, 2) == "-98,20"
     assert (duration(2056), duration(40), duration(1440)) == ("34 h 16 min", "40 min", "24 h 0 min")
     assert (elapsed(42), elapsed(65), elapsed(3720)) == ("42 s", "1 min 05 s", "1 h 02 min")
