@@ -24,7 +24,6 @@ vem no zip: o caminho de destino é montado com identificadores saneados.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import stat
 import unicodedata
@@ -32,10 +31,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from zoneinfo import ZoneInfo
-
-from ..core.deadlines import parse_time
 
 MAX_FILE = 50 * 1024 * 1024          # 50 MiB: um notebook maior que isso é inválido
 MAX_STUDENT = 200 * 1024 * 1024      # 200 MiB por aluno e tarefa, somando os arquivos
@@ -95,7 +91,7 @@ def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:6]
 
 
-def _is_link(info: zipfile.ZipInfo) -> bool:
+def is_link(info: zipfile.ZipInfo) -> bool:
     return stat.S_ISLNK(info.external_attr >> 16)
 
 
@@ -121,7 +117,7 @@ class Collector:
         self.collisions: dict[tuple[str, str], str] = {}
 
     # -- registro ---------------------------------------------------------------
-    def _assignment(self, assignment: str | None, origin: str) -> str | None:
+    def assignment_for(self, assignment: str | None, origin: str) -> str | None:
         assignment = assignment or self.only
         if assignment is None:
             if len(self.assignments) == 1:
@@ -136,7 +132,7 @@ class Collector:
             return None
         return assignment
 
-    def _sub(self, student_raw: str, assignment: str, origin: str,
+    def submission(self, student_raw: str, assignment: str, origin: str,
              participant: str | None = None) -> Submission | None:
         """A entrega (aluno, tarefa), criada se preciso; None se o nome não serve para id."""
         if not slug(student_raw):
@@ -154,12 +150,12 @@ class Collector:
             sub.notes.append(text)
         self.warnings.append(f"{sub.name if sub else '?'}: {text}")
 
-    def _add(self, student_raw: str, assignment: str | None, rel: str, data: bytes,
+    def add(self, student_raw: str, assignment: str | None, rel: str, data: bytes,
              timestamp: datetime | None, origin: str, participant: str | None = None):
-        assignment = self._assignment(assignment, origin)
+        assignment = self.assignment_for(assignment, origin)
         if assignment is None:
             return
-        sub = self._sub(student_raw, assignment, origin, participant)
+        sub = self.submission(student_raw, assignment, origin, participant)
         if sub is None:
             return
         parts = [safe_part(p) for p in rel.replace("\\", "/").split("/")]
@@ -220,209 +216,8 @@ class Collector:
                 return cand
         return None
 
-    # -- pasta ------------------------------------------------------------------
-    def from_folder(self, root: Path):
-        """<aluno>/<tarefa>/... ; links simbólicos nunca são seguidos (o aluno fica com a nota)."""
-        for sdir in sorted(root.iterdir()):
-            if sdir.name.startswith("."):
-                continue
-            try:
-                st = os.lstat(sdir)
-            except OSError as e:
-                self.warnings.append(f"ignorado ({e.strerror}): {sdir}")
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                for a in self._wanted():
-                    self.note(self._sub(sdir.name, a, str(sdir)),
-                              f"a pasta {sdir.name} é um link simbólico e não foi lida "
-                              "(links em entregas nunca são seguidos)")
-                continue
-            if not stat.S_ISDIR(st.st_mode):
-                continue
-            try:
-                self._folder_student(sdir)
-            except READ_ERRORS as e:       # um aluno com problema não para a coleta
-                for a in self._wanted():
-                    self.note(self._sub(sdir.name, a, str(sdir)),
-                              f"erro ao ler a entrega: {type(e).__name__}: {e}")
-
-    def _wanted(self) -> list[str]:
+    def wanted(self) -> list[str]:
         return [a for a in sorted(self.assignments) if not self.only or a == self.only]
-
-    def _folder_student(self, sdir: Path):
-        found = False
-        for a in sorted(self.assignments):
-            adir = sdir / a
-            if os.path.islink(adir):
-                if a in self._wanted():
-                    self.note(self._sub(sdir.name, a, str(adir)),
-                              f"a pasta {a} é um link simbólico e não foi lida "
-                              "(links em entregas nunca são seguidos)")
-                found = True
-            elif adir.is_dir():
-                found = True
-                self._folder_assignment(sdir.name, a, adir)
-        if not found and self.only:
-            direct = [p for p in sdir.iterdir() if not p.is_dir() or p.is_symlink()]
-            if direct:
-                self._folder_assignment(sdir.name, self.only, sdir)
-                found = True
-        if not found:
-            # aluno sem nenhuma tarefa: aparece como `missing` em todas
-            for a in self._wanted():
-                self._sub(sdir.name, a, str(sdir))
-
-    def _folder_assignment(self, student: str, a: str, adir: Path):
-        ts = None
-        sub = self._sub(student, a, str(adir))
-        if sub is None:
-            return
-        tsf = adir / "timestamp.txt"
-        if tsf.is_file() and not tsf.is_symlink():
-            try:
-                ts = parse_time(tsf.read_text(encoding="utf-8", errors="replace")[:200], self.tz)
-            except ValueError as e:
-                self.warnings.append(f"{student}/{a}: timestamp.txt ignorado ({e})")
-        for dirpath, dirs, files in os.walk(adir, followlinks=False):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in sorted(files) + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
-                f = Path(dirpath) / name
-                rel = str(f.relative_to(adir))
-                if name.startswith(".") or rel == "timestamp.txt":
-                    continue
-                try:
-                    st = os.lstat(f)
-                    if stat.S_ISLNK(st.st_mode):
-                        self.note(sub, f"{rel} é um link simbólico e foi ignorado "
-                                       "(links em entregas nunca são seguidos)")
-                        continue
-                    if not stat.S_ISREG(st.st_mode):
-                        self.note(sub, f"{rel} não é um arquivo comum e foi ignorado")
-                        continue
-                    if st.st_size > MAX_FILE and not name.endswith(".ipynb"):
-                        self.note(sub, f"{rel} ignorado: arquivo grande demais "
-                                       f"({st.st_size // 1024 // 1024} MiB; máximo {MAX_FILE // 1024 // 1024} MiB)")
-                        continue
-                    # O_NOFOLLOW: se virou link entre o lstat e a abertura, falha em vez de seguir
-                    fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW)
-                    with os.fdopen(fd, "rb") as fh:
-                        data = fh.read(MAX_FILE + 1)   # notebook grande: load_notebook diz o motivo
-                except READ_ERRORS as e:
-                    self.note(sub, f"{rel} não pôde ser lido ({type(e).__name__}: {e})")
-                    continue
-                self._add(student, a, rel, data, ts, str(f))
-
-    # -- zip -------------------------------------------------------------------
-    def from_zip(self, path: Path):
-        with zipfile.ZipFile(path) as z:
-            infos = [i for i in z.infolist() if not i.is_dir()
-                     and not i.filename.startswith("__MACOSX/")
-                     and not Path(i.filename).name.startswith(".")]
-            stamps = {}
-            for i in infos:
-                if Path(i.filename).name == "timestamp.txt" and i.file_size < 1024:
-                    try:
-                        stamps[str(Path(i.filename).parent)] = parse_time(
-                            z.read(i).decode("utf-8", "replace"), self.tz)
-                    except READ_ERRORS as e:
-                        self.warnings.append(f"{i.filename}: ignorado ({e})")
-            for i in sorted(infos, key=lambda i: i.filename):
-                if Path(i.filename).name == "timestamp.txt":
-                    continue
-                try:
-                    m = self._match(i.filename, stamps)
-                except ValueError as e:     # horário ilegível no nome (--pattern)
-                    self.warnings.append(f"ignorado ({e}): {i.filename}")
-                    continue
-                if m is None:
-                    self.warnings.append(f"ignorado (nome fora dos formatos conhecidos): {i.filename}")
-                    continue
-                student, assignment, rel, ts, participant = m
-                origin = f"{path.name}:{i.filename}"
-                problem = None
-                if _is_link(i):
-                    problem = f"{rel} é um link simbólico e foi ignorado (links em entregas nunca são seguidos)"
-                elif i.file_size > MAX_FILE:
-                    problem = (f"{rel} ignorado: arquivo grande demais "
-                               f"({i.file_size // 1024 // 1024} MiB declarados no zip)")
-                if problem is None:
-                    try:
-                        with z.open(i) as fh:             # o tamanho declarado pode mentir
-                            data = fh.read(MAX_FILE + 1)
-                    except READ_ERRORS as e:
-                        problem = f"{rel} não pôde ser lido do zip ({type(e).__name__}: {e})"
-                    else:
-                        if len(data) > MAX_FILE:
-                            problem = (f"{rel} ignorado: descomprimido passa de "
-                                       f"{MAX_FILE // 1024 // 1024} MiB (o zip declarava {i.file_size} bytes)")
-                if problem is not None:
-                    a = self._assignment(assignment, origin)
-                    if a is not None:
-                        self.note(self._sub(student, a, origin, participant), problem)
-                    continue
-                self._add(student, assignment, rel, data, ts, origin, participant)
-
-    def _by_name(self, fname: str) -> str | None:
-        """A tarefa que o nome do notebook diz (`10-softmax-online.ipynb`), se diz uma só."""
-        if not fname.endswith(".ipynb"):
-            return None
-        stem = Path(fname).stem
-        if stem in self.assignments:
-            return stem
-        owners = [a for a, nbs in self.assignments.items() if stem in nbs]
-        return owners[0] if len(owners) == 1 else None
-
-    def _match(self, name: str, stamps: dict):
-        """(aluno, tarefa, nome relativo, horário, participante) ou None."""
-        parts = name.split("/")
-        fname = parts[-1]
-        if self.pattern is not None:
-            m = self.pattern.search(name)
-            if m:
-                g = m.groupdict()
-                ts = parse_time(g["timestamp"], self.tz) if g.get("timestamp") else None
-                rel = (g.get("notebook") or Path(fname).stem) + Path(fname).suffix
-                return g["student"], g.get("assignment"), rel, ts, None
-        # Moodle: a pasta mais externa no formato do Moodle é o aluno, e nada dentro dela
-        # (pastas que o aluno criou ou um zip que ele desempacotou) fala por outro aluno
-        for k, part in enumerate(parts[:-1]):
-            m = MOODLE_FOLDER.fullmatch(part)
-            if m:
-                inner = parts[k + 1:]
-                a = self.only or (inner[0] if len(inner) > 1 and inner[0] in self.assignments else None) \
-                    or self._by_name(fname)
-                if len(inner) > 1 and inner[0] == a:
-                    inner = inner[1:]
-                return m["name"], a, "/".join(inner), None, m["id"]
-        # Moodle sem pastas: "Nome_123_assignsubmission_file_arquivo.ipynb"
-        m = MOODLE_FLAT.fullmatch(fname)
-        if m:
-            return m["name"], self.only or self._by_name(m["file"]), m["file"], None, m["id"]
-        # <aluno>/<tarefa>/<arquivo> em qualquer subpasta: a pasta de tarefa mais externa decide
-        # (uma pasta `<outro>/<tarefa>/` dentro da entrega continua sendo do aluno de fora)
-        for k in range(1, len(parts) - 1):
-            if parts[k] in self.assignments:
-                return (parts[k - 1], parts[k], "/".join(parts[k + 1:]),
-                        stamps.get("/".join(parts[:k + 1])), None)
-        # Blackboard / nbgrader ZipCollect
-        m = re.fullmatch(r"(?P<assignment>.+?)_(?P<student>[^_]+)_attempt_"
-                         r"(?P<ts>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file>.+))?", fname)
-        if m:
-            a = m["assignment"] if m["assignment"] in self.assignments else None
-            rel = m["file"] or (fname.split("_attempt_")[0] + ".ipynb")
-            return m["student"], a, rel, parse_time(m["ts"], self.tz), None
-        # plano: aluno.ipynb, aluno_tarefa.ipynb ou tarefa_aluno.ipynb
-        stem, suffix = Path(fname).stem, Path(fname).suffix
-        for a in self.assignments:
-            for pat in (rf"(?P<s>.+?)[_-]{re.escape(a)}", rf"{re.escape(a)}[_-](?P<s>.+)"):
-                m = re.fullmatch(pat, stem)
-                if m:
-                    return m["s"], a, a + suffix, None, None
-        if suffix == ".ipynb" and (self.only or len(self.assignments) == 1):
-            a = self.only or next(iter(self.assignments))
-            nbs = self.assignments[a]
-            return stem, a, (nbs[0] if len(nbs) == 1 else stem) + suffix, None, None
-        return None
 
     def student_ids(self) -> dict[tuple[str, str], str]:
         """Id de cada aluno (nome, participante); dois alunos nunca dividem um id.
@@ -481,34 +276,6 @@ class Collector:
 def _display(skey: tuple[str, str]) -> str:
     name, participant = skey
     return f"{name} (participante {participant})" if participant else name
-
-
-@dataclass
-class Collection:
-    """O que a coleta achou: as entregas, os avisos e os arquivos sem tarefa conhecida."""
-
-    submissions: list[Submission]
-    warnings: list[str]
-    undecided: list[str] = field(default_factory=list)
-
-
-def gather(path: Path, assignments: dict[str, list[str]], tz: ZoneInfo,
-           only: str | None = None, pattern: str | None = None) -> Collection:
-    path = Path(path)
-    c = Collector(assignments, tz, only=only, pattern=pattern)
-    if path.is_dir():
-        c.from_folder(path)
-    elif zipfile.is_zipfile(path):
-        c.from_zip(path)
-    else:
-        raise ValueError(f"{path}: esperava uma pasta <aluno>/<tarefa>/<notebook>.ipynb ou um .zip")
-    return Collection(c.result(), c.warnings, c.undecided)
-
-
-def collect(path: Path, assignments: dict[str, list[str]], tz: ZoneInfo,
-            only: str | None = None, pattern: str | None = None) -> tuple[list[Submission], list[str]]:
-    got = gather(path, assignments, tz, only=only, pattern=pattern)
-    return got.submissions, got.warnings
 
 
 # Prazos e política de atraso: core/deadlines.py (Deadlines, load_deadlines).

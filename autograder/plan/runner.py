@@ -47,7 +47,7 @@ from ..collect.submissions import pick_notebook
 from .progress import Progress
 from ..core.results import VERSION, JobResult
 from ..store.result_files import read_result, write_result
-from ..collect.submissions import gather
+from ..collect import gather
 from ..worker.tasks import Course, GradeTask, TaskOutput, crashed_output
 
 # tentativas de uma tarefa cujo trabalhador morre (o Dask a repete em outro trabalhador)

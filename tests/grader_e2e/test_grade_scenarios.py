@@ -29,7 +29,8 @@ from autograder.worker import integrity
 from autograder.box import sandbox
 from autograder.core.workspace import Workspace
 from autograder.core.deadlines import load_deadlines
-from autograder.collect.submissions import collect, parse_time
+from autograder.collect import collect
+from autograder.core.deadlines import parse_time
 
 from grading import (HAS_BWRAP, LIMITS, ROOT, SLUG, WHY_NOT, cenarios, clone_prepared,  # noqa: F401
                      git_status, needs_bwrap, read_csv, run_cli)

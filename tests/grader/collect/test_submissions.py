@@ -10,8 +10,7 @@ import zipfile
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from autograder.collect import submissions
-from autograder.collect.submissions import collect
+from autograder.collect import collect, gather
 
 SP = ZoneInfo("America/Sao_Paulo")
 A1, A2 = "01-pontuacoes", "10-softmax-online"
@@ -86,7 +85,7 @@ def test_moodle_zip_without_assignment_grades_what_the_notebook_names_say(tmp_pa
 def test_moodle_zip_with_unnamed_notebooks_is_undecided_not_dropped(tmp_path):
     """H5: um notebook que não diz a tarefa fica em `undecided` (o comando para antes de corrigir)."""
     z = _zip(tmp_path / "m.zip", {f"Maria Silva_202_assignsubmission_file_/meu caderno (1).ipynb": NB})
-    got = submissions.gather(z, COURSE, SP)
+    got = gather(z, COURSE, SP)
     assert got.undecided == [f"m.zip:Maria Silva_202_assignsubmission_file_/meu caderno (1).ipynb"]
 
 

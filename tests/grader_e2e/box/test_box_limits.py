@@ -17,9 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import nbformat
 import pytest
@@ -31,12 +29,10 @@ from autograder.box import zygote
 from autograder.core.settings import ExecSettings
 from autograder.worker.executor import execute_notebook
 from autograder.box.kernel import SandboxKernel, harness_code, student_stub_code
-from autograder.collect.submissions import MAX_FILE, collect
 
 HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
 BACKEND, WHY_NO_CGROUP = sandbox.box_backend()
 ROOT = os.geteuid() == 0
-
 
 
 def needs_box(f):
@@ -376,138 +372,8 @@ def test_v2_cgroup_kill_for_real_on_the_unified_hierarchy():
     assert not (V2_REAL / name).exists()
 
 
-# ----------------------------------------------------------------------------- coleta
-
-TZ = ZoneInfo("America/Sao_Paulo")
-A = "90-dobro"
-NB = b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
-
-
-def _folder(root: Path, tree: dict[str, bytes]) -> Path:
-    for rel, data in tree.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return root
-
-
-def test_names_colliding_after_slugging_stay_apart_and_never_crash(tmp_path):
-    root = _folder(tmp_path / "e", {
-        f"x/{A}/{A}.ipynb": NB, f"x/{A}/a b": b"1", f"x/{A}/a-b/c.txt": b"2",
-        f"a b/{A}/{A}.ipynb": NB + b" ", f"a-b/{A}/{A}.ipynb": NB,
-        f"José/{A}/{A}.ipynb": NB + b"  ", f"Jose/{A}/{A}.ipynb": NB})
-    subs, warns = collect(root, {A: [A]}, TZ)
-    got = {s.student: s for s in subs}
-    assert len(got) == 5                                   # cinco pastas, cinco alunos
-    assert got["x"].files["a b"] == b"1" and got["x"].files["a-b/c.txt"] == b"2"
-    assert got["a-b"].files[f"{A}.ipynb"] == NB            # `a-b` já é um id: fica com ele
-    assert got["Jose"].files[f"{A}.ipynb"] == NB
-    other = [s for s in got if s.startswith("a-b-")] + [s for s in got if s.startswith("Jose-")]
-    assert len(other) == 2                                 # `a b` e `José` ganham um sufixo
-    assert {got[o].name for o in other} == {"a b", "José"}
-
-
-def test_file_and_folder_with_the_same_name_both_kept(tmp_path):
-    z = tmp_path / "t.zip"
-    with zipfile.ZipFile(z, "w") as f:
-        f.writestr(f"x/{A}/{A}.ipynb", NB)
-        f.writestr(f"x/{A}/dados", b"arquivo")
-        f.writestr(f"x/{A}/dados/parte.csv", b"pasta")
-    subs, _ = collect(z, {A: [A]}, TZ)
-    files = subs[0].files
-    assert files["dados"] == b"arquivo" and b"pasta" in files.values()
-    assert any("colide" in n for n in subs[0].notes)
-
-
-def test_moodle_participant_number_keeps_homonyms_apart(tmp_path):
-    z = tmp_path / "moodle.zip"
-    with zipfile.ZipFile(z, "w") as f:
-        f.writestr(f"Maria Silva_111_assignsubmission_file_/{A}.ipynb", NB)
-        f.writestr(f"Maria Silva_222_assignsubmission_file_/{A}.ipynb", NB + b" ")
-    subs, _ = collect(z, {A: [A]}, TZ, only=A)
-    got = {s.student: s for s in subs}
-    assert sorted(got) == ["Maria-Silva_111", "Maria-Silva_222"]
-    assert got["Maria-Silva_222"].participant == "222"
-    assert got["Maria-Silva_111"].files[f"{A}.ipynb"] == NB
-
-
-def test_symlinks_are_never_followed_and_the_row_says_why(tmp_path):
-    secret = tmp_path / "solutions" / f"{A}.ipynb"
-    _folder(tmp_path / "solutions", {f"{A}.ipynb": b"GABARITO"})
-    root = _folder(tmp_path / "e", {f"ok/{A}/{A}.ipynb": NB})
-    (root / "link" / A).mkdir(parents=True)
-    os.symlink(secret, root / "link" / A / f"{A}.ipynb")
-    (root / "pasta-link").mkdir()
-    os.symlink(tmp_path / "solutions", root / "pasta-link" / A)
-    os.symlink(root / "ok", root / "aluno-link")
-    subs, _ = collect(root, {A: [A]}, TZ)
-    got = {s.student: s for s in subs}
-    assert sorted(got) == ["aluno-link", "link", "ok", "pasta-link"]
-    for s in ("link", "pasta-link", "aluno-link"):
-        assert got[s].files == {}, s
-        assert any("link simbólico" in n for n in got[s].notes), got[s].notes
-    assert all(b"GABARITO" not in d for s in subs for d in s.files.values())
-
-
-def test_sizes_are_checked_before_reading_and_a_lying_zip_is_caught(tmp_path):
-    z = tmp_path / "bomba.zip"
-    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as f:
-        f.writestr(f"grande/{A}/{A}.ipynb", NB)
-        f.writestr(f"grande/{A}/zeros.bin", b"\0" * (MAX_FILE + 1024))     # ~50 KiB comprimido
-        f.writestr(f"mentira/{A}/{A}.ipynb", NB)
-        f.writestr(f"mentira/{A}/dados.bin", b"\0" * (8 * 1024 * 1024))
-        f.writestr(f"bom/{A}/{A}.ipynb", NB)
-    raw = bytearray(z.read_bytes())
-    # o zip declara 1.000 bytes para dados.bin (cabeçalho local e diretório central)
-    size = (8 * 1024 * 1024).to_bytes(4, "little")
-    assert raw.count(size) == 2
-    raw = raw.replace(size, (1000).to_bytes(4, "little"))
-    z.write_bytes(bytes(raw))
-    subs, _ = collect(z, {A: [A]}, TZ)
-    got = {s.student: s for s in subs}
-    assert sorted(got) == ["bom", "grande", "mentira"]
-    assert list(got["grande"].files) == [f"{A}.ipynb"]
-    assert any("grande demais" in n for n in got["grande"].notes)
-    assert list(got["mentira"].files) == [f"{A}.ipynb"]
-    assert any("não pôde ser lido" in n for n in got["mentira"].notes), got["mentira"].notes
-    assert list(got["bom"].files) == [f"{A}.ipynb"] and not got["bom"].notes
-
-
-def test_an_unreadable_file_becomes_a_note_on_that_students_row(tmp_path):
-    root = _folder(tmp_path / "e", {f"a/{A}/{A}.ipynb": NB, f"b/{A}/{A}.ipynb": NB})
-    os.mkfifo(root / "b" / A / "cano")
-    subs, _ = collect(root, {A: [A]}, TZ)
-    got = {s.student: s for s in subs}
-    assert sorted(got) == ["a", "b"]
-    assert any("não é um arquivo comum" in n for n in got["b"].notes)
-
-
-def test_nbformat_44_with_cell_ids_is_normalised_not_rejected():
-    from autograder.worker.notebook import load_notebook
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
-                                         nbformat.v4.new_markdown_cell("oi")])
-    nb.nbformat_minor = 4
-    raw = json.dumps(nb).encode()      # o que o nbformat.v4 escreve, com ids
-    got, why = load_notebook(raw)
-    assert why is None and [c.source for c in got.cells] == ["x = 1", "oi"]
-
-
-# ----------------------------------------------------------------------------- trava e sobras
-
-def test_a_second_grader_on_the_same_workspace_is_refused(tmp_path):
-    from autograder.plan import lock
-    with lock.hold(tmp_path):
-        with pytest.raises(lock.WorkspaceBusy, match="outro corretor .* já está corrigindo"):
-            with lock.hold(tmp_path):
-                pass
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-        p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "nada"),
-                            "--workspace", str(tmp_path)], capture_output=True, text=True, env=env,
-                           timeout=60)
-        assert p.returncode == 2 and f"processo {os.getpid()}" in p.stderr, p.stderr
-    with lock.hold(tmp_path):          # solto depois do bloco
-        pass
-
+# ----------------------------------------------------------------------------- sobras
+# (a coleta hostil e a trava, sem kernel, estão em tests/grader/collect e tests/grader/plan)
 
 def test_leftovers_of_an_interrupted_run_are_cleaned_and_only_ours(tmp_path):
     from autograder.core.workspace import run_prefix, temp_base

@@ -33,7 +33,8 @@ from autograder.core.deadlines import LatePolicy, load_deadlines, update_deadlin
 from autograder.readers.csvfile import CsvFormat, write_csv
 from autograder.store.identities import identities, read_roster, record_identities
 from autograder.authoring.nbbuild import MYST_HEADER, build_text
-from autograder.collect.submissions import collect, parse_time
+from autograder.collect import collect
+from autograder.core.deadlines import parse_time
 
 ROOT = Path(__file__).resolve().parents[3]
 
