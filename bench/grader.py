@@ -209,7 +209,7 @@ def main() -> int:
     for label, dt, cpu, ld in rows:
         lines.append(f"| {label} | {fmt_num(dt, 1)} s | {fmt_num(n_nb / dt * 60, 1)} | "
                      f"{fmt_num(cpu / n_nb, 2)} núcleo·s | {ld} |")
-    (t2, c2), (t_old, c_old) = measured["2"], measured["2--sem-molde"]
+    (t2, c2), (t_old, c_old) = measured["2"], measured["2--no-zygote"]
     lines += ["", f"Vazão do corretor com 2 processos: **{fmt_num(t_nbg / t2, 2)}x** a do nbgrader em série; "
               f"CPU por notebook {fmt_num(c2 / n_nb, 2)} núcleo·s (nbgrader: {fmt_num(cpu_nbg / n_nb, 2)}).",
               f"Sem o molde (`--no-zygote`: cada kernel do aluno importa o torch, como antes dele): "
