@@ -536,7 +536,7 @@ def f(x):
 
 HUGE_SCRIPT = """
 import asyncio, json, resource, sys
-sys.path[:0] = [sys.argv[1], str(__import__("pathlib").Path(sys.argv[1]).parent / "support")]
+sys.path[:0] = [sys.argv[1], str(__import__("pathlib").Path(sys.argv[1]).parents[1] / "support")]
 import nbformat
 import test_box_limits as t
 from autograder.box import sandbox
