@@ -1,5 +1,7 @@
 """`python -m autograder`: o corretor do professor, construído sobre o nbgrader 0.9.6.
 
+O mapa das pastas está em autograder/__init__.py.
+
 Comandos
 --------
     release                      fontes -> solutions/ -> exercises/ (nbgrader generate_assignment)
@@ -22,8 +24,8 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   ocultos —, CheckCellMetadata) e de nota (LimitOutput, SaveAutoGrades, GetGrades),
   e o gradebook (o workspace é um curso nbgrader válido: o formgrader serve
   para a correção manual das respostas escritas).
-* Execução própria (executor.py) com nbclient, num kernel por notebook
-  iniciado por um kernel spec cujo argv passa pelo lançador de sandbox.py:
+* Execução própria (worker/executor.py) com nbclient, num kernel por notebook
+  iniciado por um kernel spec cujo argv passa pelo lançador de box/sandbox.py:
   rlimits (memória, arquivo, processos), bubblewrap (sem rede, só /usr, o
   Python e a pasta do trabalho montados; solutions/, gradebook e os outros
   alunos não existem lá dentro), `nobody` quando o corretor é root, transporte
@@ -31,11 +33,11 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   kernel ignorar SIGINT, morte do kernel; kernel morto ou memória esgotada
   viram `crashed`, e toda célula não executada ganha um erro (o nbgrader
   daria nota cheia a um teste sem saída).
-* Dois kernels por notebook (executor.py): o do aluno roda as células dele
+* Dois kernels por notebook (worker/executor.py): o do aluno roda as células dele
   e as de preparação; o do corretor roda as de preparação e os testes, e
   nunca uma linha do aluno. Os nomes do aluno chegam ao corretor como dados
   (tensores, arrays, números, textos) ou como proxies cujas chamadas levam e
-  trazem dados (wire.py, sem pickle, 64 MiB no máximo por mensagem). Assim
+  trazem dados (wire/codec.py, sem pickle, 64 MiB no máximo por mensagem). Assim
   nada que o aluno faça no próprio kernel (trocar `np.allclose`, redefinir
   `conferir`, ganchos do IPython, subclasses de tensor que mentem) muda o
   veredito, e o texto dos testes ocultos nunca entra no kernel do aluno.
@@ -49,17 +51,17 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   e importam numpy e torch (só módulos importados pelas células travadas
   antes de qualquer mudança de ambiente, como TRITON_INTERPRET). Saída acima
   de 512 KiB por célula ou 1 MiB por notebook é cortada.
-* Integridade (integrity.py): células travadas apagadas/editadas são
+* Integridade (worker/integrity.py): células travadas apagadas/editadas são
   restauradas a partir da versão distribuída e a linha fica `tampered`.
-* Paralelismo (runner.py, tasks.py): cada notebook é uma tarefa do Dask
+* Paralelismo (plan/runner.py, worker/tasks.py): cada notebook é uma tarefa do Dask
   (bytes entram, um `NotebookResult` e o notebook executado saem), num
   LocalCluster de `--jobs` processos ou, com `--scheduler`, num cluster que
   já existe. Cada trabalhador tem um gradebook só dele, feito da semente
-  (gradebook.seed_bytes); o planejador é o único que escreve no workspace e
+  (store/gradebook.py, seed_bytes); o planejador é o único que escreve no workspace e
   no gradebook.db. A nota de uma entrega não depende de onde nem com quantos
   processos ela rodou (1 thread de BLAS por kernel).
 * Retomada e idempotência: cada entrega tem uma chave (bytes entregues,
-  horário, fonte da tarefa, limites, versão); `.autograder/resultados/`
+  horário, fonte da tarefa, limites, versão); `.autograder/results/`
   guarda o resultado com a chave, gravado de forma atômica. Interromper e
   rodar de novo só corrige o que faltava; rodar duas vezes dá o mesmo CSV.
 * Atraso: prazos em `prazos.toml` do workspace (escritos por --deadline e
@@ -67,10 +69,10 @@ Este pacote mantém o nbgrader no que ele faz bem e troca o resto:
   America/Sao_Paulo) e política de atraso (tolerância, multa por dia, zero
   depois de N dias); horários sem fuso (nomes de zip, timestamp.txt) são lidos
   nesse fuso, não em UTC como faria o nbgrader.
-* Contrato de resultados (results.py): a correção devolve um `JobResult`;
-  store.py o grava e lê; gradebook.py é o único que lê e escreve o
+* Contrato de resultados (core/results.py): a correção devolve um `JobResult`;
+  store/result_files.py o grava e lê; store/gradebook.py é o único que lê e escreve o
   gradebook (notas automáticas, notas manuais e comentários do formgrader);
-  report, feedback e exports só leem, sem importar a correção.
+  readers/ (report, feedback, exports) só leem, sem importar a correção.
 * Nada é escrito no repositório: o workspace tem de ficar fora dele.
 
 Situações de uma linha de grades.csv, da mais grave para a menos grave:

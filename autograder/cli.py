@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .tables import MOODLE_LANGUAGES
+from .readers.csvfile import MOODLE_LANGUAGES
 
 # Mensagens do próprio argparse em português (ele usa gettext sem catálogo pt-BR).
 _PT = {
@@ -122,7 +122,7 @@ def _csv_args(q):
 
 
 def _grade_parser(sub) -> None:
-    from .runner import DEFAULTS
+    from .plan.runner import DEFAULTS
     g = sub.add_parser("grade", help="corrige as entregas de uma turma",
                        description="Corrige as entregas (pasta <aluno>/<tarefa>/<notebook>.ipynb ou "
                                    "zip do AVA) numa sandbox, em paralelo, retomando o que já foi feito.")
@@ -237,19 +237,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _workspace_ready(args):
-    from .course import Workspace
-    from .deadlines import update_deadlines
+    from .core.workspace import Workspace
+    from .core.deadlines import update_deadlines
     ws = Workspace(args.workspace)
-    if not ws.db_path.exists() or not (ws.state / "resultados").is_dir():
+    if not ws.db_path.exists() or not ws.results_dir.is_dir():
         raise ValueError(f"{ws.root} não tem correções; rode `python -m autograder grade` antes")
     return ws, update_deadlines(ws.root, getattr(args, "deadline", []), getattr(args, "timezone", None))
 
 
 def _csv_ready(ws, args):
-    from .exports import csv_format, install_roster
+    from .readers.csvfile import csv_format
+    from .store.identities import install_roster
     if getattr(args, "roster", None) is not None:
         install_roster(ws, args.roster)
-    return csv_format(ws, args.sep, args.bom, args.moodle_language)
+    return csv_format(ws.state, args.sep, args.bom, args.moodle_language)
 
 
 def _err(e: Exception) -> int:
@@ -272,8 +273,9 @@ def publish(ws, deadlines, fmt, assignments, out: Outputs) -> tuple[list, int]:
     """Calcula as linhas da turma UMA vez (`report.collect`) e as entrega a cada escritor:
     grades.csv/questions.csv, as páginas de retorno, o relatório e as exportações (que vêm
     por último: o zip do Moodle leva as páginas). Devolve (linhas, 1 se uma página foi recusada)."""
-    from .exports import identities, write_exports
-    from .report import collect, write_csvs, write_report
+    from .store.identities import identities
+    from .readers.exports import write_exports
+    from .readers.report import collect, write_csvs, write_report
     rows = collect(ws, deadlines, assignments)
     rc = 0
     if out.csvs:
@@ -292,7 +294,7 @@ def publish(ws, deadlines, fmt, assignments, out: Outputs) -> tuple[list, int]:
 
 def _publish_feedback(ws, rows, names, force: bool) -> int:
     """Gera os retornos e avisa do que não pode ir para os alunos; 1 se alguma página foi recusada."""
-    from .feedback import check_nbgrader_feedback, generate_feedback
+    from .readers.feedback import check_nbgrader_feedback, generate_feedback
     written, fresh, refused = generate_feedback(ws, rows, names, force=force)
     print(f"feedback em {ws.root / 'retornos'} ({written} escrito(s), {fresh} já em dia)", file=sys.stderr)
     for r in refused:
@@ -306,13 +308,13 @@ def _publish_feedback(ws, rows, names, force: bool) -> int:
 
 
 def cmd_feedback(args) -> int:
-    from .exports import csv_format
+    from .readers.csvfile import csv_format
     try:
         ws, deadlines = _workspace_ready(args)
     except ValueError as e:
         return _err(e)
     # as exportações vêm junto: o zip de retornos do Moodle leva as páginas novas
-    _, rc = publish(ws, deadlines, csv_format(ws), args.assignment or None,
+    _, rc = publish(ws, deadlines, csv_format(ws.state), args.assignment or None,
                     Outputs(feedback=True, force_feedback=args.force, exports=True))
     return rc
 
@@ -328,8 +330,8 @@ def cmd_report(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .exports import write_exports
-    from .report import collect
+    from .readers.exports import write_exports
+    from .readers.report import collect
     try:
         ws, deadlines = _workspace_ready(args)
         fmt = _csv_ready(ws, args)
@@ -341,8 +343,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_deadlines(args) -> int:
-    from .course import Workspace
-    from .deadlines import update_deadlines
+    from .core.workspace import Workspace
+    from .core.deadlines import update_deadlines
     ws = Workspace(args.workspace)
     try:
         ws.check_outside_repo()
@@ -363,9 +365,9 @@ def cmd_deadlines(args) -> int:
 def cmd_grade(args) -> int:
     """Um corretor por workspace (lock.py); antes de corrigir, limpa o que uma correção
     interrompida deixou (pastas de kernel, cgroups) e avisa uma vez se não há cgroup."""
-    from .course import Workspace
-    from .lock import WorkspaceBusy, clean_leftovers, hold
-    from .runner import box_warning
+    from .core.workspace import Workspace
+    from .plan.lock import WorkspaceBusy, clean_leftovers, hold
+    from .plan.runner import box_warning
     ws = Workspace(args.workspace, args.solutions)
     root = ws.root
     try:
@@ -384,13 +386,13 @@ def cmd_grade(args) -> int:
 
 
 def _cmd_grade(args) -> int:
-    from .course import Workspace
-    from .deadlines import load_deadlines
-    from .runner import GradeError, grade_options, run_grade, say
+    from .core.workspace import Workspace
+    from .core.deadlines import load_deadlines
+    from .plan.runner import GradeError, grade_options, run_grade, say
 
     ws = Workspace(args.workspace, args.solutions)
     if args.cell_timeout is None:
-        from .course import repo_config
+        from .core.workspace import repo_config
         args.cell_timeout = float(repo_config().Execute.get("timeout", 30) or 30)
     opts = grade_options(
         args.submissions, assignments=args.assignment, jobs=args.jobs, cell_timeout=args.cell_timeout,
@@ -399,7 +401,8 @@ def _cmd_grade(args) -> int:
         deadlines=args.deadline, redo=args.force, tty=False if args.no_progress else None,
         scheduler=args.scheduler, client=getattr(args, "client", None))
     try:
-        from .exports import CsvFormat, read_roster
+        from .readers.csvfile import CsvFormat
+        from .store.identities import read_roster
         if args.roster is not None:           # erros da lista e do separador antes de corrigir
             read_roster(args.roster)
         if args.sep is not None:
@@ -421,7 +424,7 @@ def _cmd_grade(args) -> int:
         + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + ")")
     if summary.failures:
         say(f"{len(summary.failures)} entrega(s) não puderam ser corrigidas (erro do corretor, "
-            f"veja {ws.state / 'logs' / 'falhas.log'}); rode de novo para tentar outra vez:")
+            f"veja {ws.state / 'logs' / 'failures.log'}); rode de novo para tentar outra vez:")
         for f in summary.failures:
             say(f"  {f}")
         return 1
@@ -430,7 +433,7 @@ def _cmd_grade(args) -> int:
 
 def cmd_release(args) -> int:
     """`make release` (autograder/release.py), ou só a comparação com --verificar."""
-    from . import release
+    from .authoring import release
     if not args.check:
         return release.main([])
     import tempfile
@@ -453,7 +456,7 @@ def main(argv: list[str] | None = None, client=None) -> int:
     usado por `grade` no lugar de --jobs/--scheduler; quem o criou o fecha."""
     import os
 
-    from .course import REPO, REPO_ENV
+    from .core.workspace import REPO, REPO_ENV
     # o nbgrader chama `alembic` pelo PATH ao criar um gradebook
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     os.environ.setdefault(REPO_ENV, str(REPO))     # o nbgrader_config.py do workspace acha o clone

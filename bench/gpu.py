@@ -62,6 +62,8 @@ with warnings.catch_warnings():
 import triton  # noqa: E402
 import triton.testing  # noqa: E402
 
+from autograder.core.fmt import fixed  # noqa: E402
+
 
 @dataclass
 class Grade:
@@ -346,7 +348,7 @@ def medir(grade, device, orcamento_s, t0, log):
 # --------------------------------------------------------------------------
 
 def _fmt(x, nd=1):
-    return "—" if x is None else f"{x:.{nd}f}".replace(".", ",")
+    return "—" if x is None else fixed(x, nd)
 
 
 def tabela(linhas, grade, device, info, falhas, cortado, total_s):

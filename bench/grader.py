@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import submissoes  # noqa: E402
-from atencao.plots import fmt_num  # noqa: E402
+from autograder.core.fmt import fixed as fmt_num  # noqa: E402
 
 
 def _run_module():
@@ -128,7 +128,7 @@ def main() -> int:
 
     # o nbgrader chama `alembic` pelo PATH (também aqui, no Workspace.prepare deste processo)
     os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
-    from autograder.course import Workspace
+    from autograder.core.workspace import Workspace
     assignments = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
     if args.tarefas:
         wanted = args.tarefas.split(",")
@@ -163,8 +163,8 @@ def main() -> int:
         for a in assignments:
             (sol / a).symlink_to(ROOT / "solutions" / a)
         measured = {}
-        # "--sem-molde": cada kernel do aluno importa o torch de novo (o corretor de antes do molde)
-        variants = [(2, []), (2, ["--sem-molde"])] + ([] if args.sem_serie else [(1, [])])
+        # "--no-zygote": cada kernel do aluno importa o torch de novo (o corretor de antes do molde)
+        variants = [(2, []), (2, ["--no-zygote"])] + ([] if args.sem_serie else [(1, [])])
         repeats = {}
         for jobs, extra in variants:
             tag = f"{jobs}{''.join(extra)}"
@@ -174,8 +174,8 @@ def main() -> int:
                 Workspace(ws, sol).prepare(assignments)
                 ld = load()
                 runs.append(_timed([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws),
-                                    "--solucoes", str(sol), "--jobs", str(jobs), "--sem-feedback",
-                                    "--sem-relatorio", "--sem-barra", *extra], ROOT))
+                                    "--solutions", str(sol), "--jobs", str(jobs), "--no-feedback",
+                                    "--no-report", "--no-progress", *extra], ROOT))
                 ours = our_scores(ws)
                 diff = {k: (ref.get(k), v) for k, v in ours.items() if ref.get(k) != v}
                 if diff or len(ours) != len(ref):
@@ -209,10 +209,10 @@ def main() -> int:
     for label, dt, cpu, ld in rows:
         lines.append(f"| {label} | {fmt_num(dt, 1)} s | {fmt_num(n_nb / dt * 60, 1)} | "
                      f"{fmt_num(cpu / n_nb, 2)} núcleo·s | {ld} |")
-    (t2, c2), (t_old, c_old) = measured["2"], measured["2--sem-molde"]
+    (t2, c2), (t_old, c_old) = measured["2"], measured["2--no-zygote"]
     lines += ["", f"Vazão do corretor com 2 processos: **{fmt_num(t_nbg / t2, 2)}x** a do nbgrader em série; "
               f"CPU por notebook {fmt_num(c2 / n_nb, 2)} núcleo·s (nbgrader: {fmt_num(cpu_nbg / n_nb, 2)}).",
-              f"Sem o molde (`--sem-molde`: cada kernel do aluno importa o torch, como antes dele): "
+              f"Sem o molde (`--no-zygote`: cada kernel do aluno importa o torch, como antes dele): "
               f"{fmt_num(t_nbg / t_old, 2)}x e {fmt_num(c_old / n_nb, 2)} núcleo·s por notebook; o molde "
               f"corta {fmt_num(100 * (1 - c2 / c_old), 0)} % da CPU por notebook."]
     if len(repeats["2"]) > 1:

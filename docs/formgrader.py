@@ -38,7 +38,7 @@ def _free_port() -> int:
 
 
 def main(base: Path) -> None:
-    from autograder.course import Workspace
+    from autograder.core.workspace import Workspace
     cen = _cenarios()
     sol, subs, ws = base / "solucoes", base / "entregas", Workspace(base / "correcao", base / "solucoes")
     cen.build_assignment(sol)
@@ -51,7 +51,7 @@ def main(base: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AUTOGRADER_REPO": str(ROOT),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace", str(ws.root),
-                    "--solucoes", str(sol), "--sem-relatorio"], env=env, check=True)
+                    "--solutions", str(sol), "--no-report"], env=env, check=True)
 
     from nbgrader.api import Gradebook
     with Gradebook(ws.db_url) as gb:

@@ -74,7 +74,7 @@ def pytest_collection_modifyitems(config, items):
 # na fila (`--no-loadscope-reorder`): o processo que pega um deles não fica com a cauda também.
 SHARED_FIXTURE_GROUPS = {"exercises_class": "exercises_class"}
 # os mais caros primeiro, medidos com --durations (bench/results.md, "camadas")
-HEAVY_GROUPS = ("exercises_class", "nbgrader/test_nbgrader_pipeline.py", "grader_e2e/test_autograder.py",
+HEAVY_GROUPS = ("exercises_class", "nbgrader/test_nbgrader_pipeline.py", "grader_e2e/test_grade_scenarios.py",
                 "env/test_binder.py", "site/test_browser.py", "site/test_interativo.py", "env/test_requisitos.py")
 
 
@@ -115,7 +115,7 @@ def _missing(need: str) -> str | None:
         return None if Path(CHROMIUM).exists() else \
             f"Chromium não encontrado em {CHROMIUM}: rode `make apt-deps` (o `make test` faz isso)"
     if need == "sandbox":
-        from autograder import sandbox
+        from autograder.box import sandbox
         ok, why = sandbox.bwrap_works()
         return None if ok else f"a sandbox não funciona aqui: {why}"
     if need == "nbgrader":

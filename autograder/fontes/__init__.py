@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import nbbuild
+from autograder.authoring import nbbuild
 
 
 def slugs() -> list[str]:
@@ -20,7 +20,7 @@ def slugs() -> list[str]:
 
 def load(slug: str) -> nbformat.NotebookNode:
     """O notebook de solutions/ do caderno `slug`, feito agora da fonte (sem gravar)."""
-    return nbbuild.build(nbbuild.FONTES / f"{slug}.md")
+    return nbbuild.build(nbbuild.SOURCES / f"{slug}.md")
 
 
 def build_all(root: Path = nbbuild.ROOT) -> list[Path]:

@@ -54,7 +54,7 @@ def test_notebook_uses_only_numpy_torch_triton(slug):
     imports = set(re.findall(r"^\s*(?:import|from)\s+([a-zA-Z_]\w*)", code, re.M))
     # IPython e types: o conferir (traceback sem os quadros do próprio conferir); todo kernel Jupyter tem o IPython.
     # hashlib: a semente dos testes ocultos (_semente_oculta); ast: a célula que trocou um nome do professor;
-    # re: as regras comuns (autograder/rules.py).
+    # re: as regras comuns (autograder/authoring/rules.py).
     assert imports <= {"math", "os", "sys", "numpy", "torch", "triton", "contextlib", "warnings", "inspect",
                        "IPython", "types", "hashlib", "ast", "re", "dis"}, imports
 
@@ -109,7 +109,7 @@ def test_scoreboard_names_the_cell_that_redefined_a_locked_name(monkeypatch, cap
 
     from IPython.core.interactiveshell import InteractiveShell
 
-    from autograder.nbbuild import CONFERIR
+    from autograder.authoring.nbbuild import CONFERIR
 
     shell = InteractiveShell.instance()
     monkeypatch.setattr(shell, "_showtraceback", lambda t, v, stb: None)

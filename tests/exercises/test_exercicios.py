@@ -13,7 +13,7 @@ interpretador do Triton e tem testes próprios):
 import pytest
 
 from autograder import fontes
-from autograder.nbbuild import CONFERIR
+from autograder.authoring.nbbuild import CONFERIR
 from exercicios_errados import ERRADO, cells
 from nb_harness import meta, replacing, returns_none, run, solution_and_test_ids, stub
 

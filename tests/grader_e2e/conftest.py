@@ -9,7 +9,7 @@ import time
 import pytest
 
 import cenarios
-from autograder.course import Workspace
+from autograder.core.workspace import Workspace
 from grading import HAS_BWRAP, LIMITS, SLUG, WHY_NOT, git_status, read_csv, run_cli
 
 
@@ -36,7 +36,7 @@ def turma(arquivos):
     """A turma de fixtures corrigida uma vez, com 2 processos e a sandbox."""
     before = git_status()
     t0 = time.monotonic()
-    p = run_cli("grade", arquivos["subs"], "--workspace", arquivos["ws"].root, "--solucoes", arquivos["sol"],
+    p = run_cli("grade", arquivos["subs"], "--workspace", arquivos["ws"].root, "--solutions", arquivos["sol"],
                 "--jobs", "2", *LIMITS)
     return {**arquivos, "grades": read_csv(arquivos["ws"].root / "grades.csv"), "stderr": p.stderr,
             "seconds": time.monotonic() - t0, "git_before": before}

@@ -22,8 +22,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import fontes, release
-from autograder.nbbuild import CONFERIR
+from autograder import fontes
+from autograder.authoring import release
+from autograder.authoring.nbbuild import CONFERIR
 from exercicios_errados import ERRADO
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,7 +116,7 @@ def test_release_is_self_contained_and_has_the_checker(slug):
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert not re.search(r"^\s*(import|from)\s+atencao", code, re.M), "o caderno do aluno não pode importar atencao"
     setup = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "preparacao"]
-    assert setup and CONFERIR in setup[0].source, "a célula de preparação deve trazer autograder/conferir.py inteiro"
+    assert setup and CONFERIR in setup[0].source, "a célula de preparação deve trazer autograder/authoring/conferir.py inteiro"
     points = sum(c.metadata["nbgrader"].get("points", 0) for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
     graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
     assert 3 <= len(graded) and points > 0

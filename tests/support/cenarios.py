@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.nbbuild import MYST_HEADER, build_text
+from autograder.authoring.nbbuild import MYST_HEADER, build_text
 
 SLUG = "90-dobro"
 SECRET = "SEGREDO-OCULTO-4f1c"   # só existe nos testes ocultos: nunca pode aparecer no feedback
@@ -289,7 +289,7 @@ def write_scenarios(release, dest: Path, paths: dict[str, str]) -> list[str]:
 
 # ----------------------------------------------------------------------------- ataques
 # Cada ataque vem com respostas ERRADAS (ou em branco): qualquer ponto com situação ok
-# quer dizer que o ataque funcionou. tests/grader_e2e/test_autograder_ataques.py corrige todos.
+# quer dizer que o ataque funcionou. tests/grader_e2e/wire/test_attacks.py corrige todos.
 _LYING_ARRAY = (
     "import numpy as np\n"
     "class Mentira(np.ndarray):\n"

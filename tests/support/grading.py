@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import cenarios
-from autograder import sandbox
-from autograder.course import Workspace
+from autograder.box import sandbox
+from autograder.core.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ SLUG = cenarios.SLUG
 # a bomba de memória chega ao limite depois de tocar ~300 MiB, não ~1,3 GiB (numa
 # máquina nova, a primeira escrita em cada página é lenta e, com 2 GiB, a bomba
 # chegou a passar dos 5 s na CI: `timeout` em vez de `crashed`).
-LIMITS = ["--tempo-celula", "5", "--tempo-notebook", "40", "--memoria", "1024"]
+LIMITS = ["--cell-timeout", "5", "--notebook-timeout", "40", "--memory", "1024"]
 
 HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
 

@@ -1,7 +1,7 @@
 """Cap. 4: respostas plantadas e justas (o formato está em __init__.py).
 
 As tarefas 1 a 3 são a conta escrita à mão (a softmax estável, o log-sum-exp, a jacobiana): a
-regra é a lista de operações permitidas (`_conta_a_mao`, em autograder/rules.py), conferida já nos
+regra é a lista de operações permitidas (`_conta_a_mao`, em autograder/authoring/rules.py), conferida já nos
 testes visíveis. A tarefa 4 usa a softmax da tarefa 1: o que ela usa fora da lista fica na conta
 da tarefa 1 (um erro custa uma tarefa só).
 """

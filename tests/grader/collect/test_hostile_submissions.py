@@ -1,0 +1,117 @@
+"""A coleta de uma turma que tenta enganá-la (collect/), sem kernel: nomes que colidem, arquivo e
+pasta com o mesmo nome, homônimos do Moodle, links simbólicos, tamanhos que mentem, arquivos
+que não se leem. Nada disso derruba a coleta; cada caso vira uma observação na linha do aluno.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from autograder.collect import collect
+from autograder.collect.submissions import MAX_FILE
+
+TZ = ZoneInfo("America/Sao_Paulo")
+A = "90-dobro"
+NB = b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+
+
+def _folder(root: Path, tree: dict[str, bytes]) -> Path:
+    for rel, data in tree.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    return root
+
+
+def test_names_colliding_after_slugging_stay_apart_and_never_crash(tmp_path):
+    root = _folder(tmp_path / "e", {
+        f"x/{A}/{A}.ipynb": NB, f"x/{A}/a b": b"1", f"x/{A}/a-b/c.txt": b"2",
+        f"a b/{A}/{A}.ipynb": NB + b" ", f"a-b/{A}/{A}.ipynb": NB,
+        f"José/{A}/{A}.ipynb": NB + b"  ", f"Jose/{A}/{A}.ipynb": NB})
+    subs, warns = collect(root, {A: [A]}, TZ)
+    got = {s.student: s for s in subs}
+    assert len(got) == 5                                   # cinco pastas, cinco alunos
+    assert got["x"].files["a b"] == b"1" and got["x"].files["a-b/c.txt"] == b"2"
+    assert got["a-b"].files[f"{A}.ipynb"] == NB            # `a-b` já é um id: fica com ele
+    assert got["Jose"].files[f"{A}.ipynb"] == NB
+    other = [s for s in got if s.startswith("a-b-")] + [s for s in got if s.startswith("Jose-")]
+    assert len(other) == 2                                 # `a b` e `José` ganham um sufixo
+    assert {got[o].name for o in other} == {"a b", "José"}
+
+
+def test_file_and_folder_with_the_same_name_both_kept(tmp_path):
+    z = tmp_path / "t.zip"
+    with zipfile.ZipFile(z, "w") as f:
+        f.writestr(f"x/{A}/{A}.ipynb", NB)
+        f.writestr(f"x/{A}/dados", b"arquivo")
+        f.writestr(f"x/{A}/dados/parte.csv", b"pasta")
+    subs, _ = collect(z, {A: [A]}, TZ)
+    files = subs[0].files
+    assert files["dados"] == b"arquivo" and b"pasta" in files.values()
+    assert any("colide" in n for n in subs[0].notes)
+
+
+def test_moodle_participant_number_keeps_homonyms_apart(tmp_path):
+    z = tmp_path / "moodle.zip"
+    with zipfile.ZipFile(z, "w") as f:
+        f.writestr(f"Maria Silva_111_assignsubmission_file_/{A}.ipynb", NB)
+        f.writestr(f"Maria Silva_222_assignsubmission_file_/{A}.ipynb", NB + b" ")
+    subs, _ = collect(z, {A: [A]}, TZ, only=A)
+    got = {s.student: s for s in subs}
+    assert sorted(got) == ["Maria-Silva_111", "Maria-Silva_222"]
+    assert got["Maria-Silva_222"].participant == "222"
+    assert got["Maria-Silva_111"].files[f"{A}.ipynb"] == NB
+
+
+def test_symlinks_are_never_followed_and_the_row_says_why(tmp_path):
+    secret = tmp_path / "solutions" / f"{A}.ipynb"
+    _folder(tmp_path / "solutions", {f"{A}.ipynb": b"GABARITO"})
+    root = _folder(tmp_path / "e", {f"ok/{A}/{A}.ipynb": NB})
+    (root / "link" / A).mkdir(parents=True)
+    os.symlink(secret, root / "link" / A / f"{A}.ipynb")
+    (root / "pasta-link").mkdir()
+    os.symlink(tmp_path / "solutions", root / "pasta-link" / A)
+    os.symlink(root / "ok", root / "aluno-link")
+    subs, _ = collect(root, {A: [A]}, TZ)
+    got = {s.student: s for s in subs}
+    assert sorted(got) == ["aluno-link", "link", "ok", "pasta-link"]
+    for s in ("link", "pasta-link", "aluno-link"):
+        assert got[s].files == {}, s
+        assert any("link simbólico" in n for n in got[s].notes), got[s].notes
+    assert all(b"GABARITO" not in d for s in subs for d in s.files.values())
+
+
+def test_sizes_are_checked_before_reading_and_a_lying_zip_is_caught(tmp_path):
+    z = tmp_path / "bomba.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as f:
+        f.writestr(f"grande/{A}/{A}.ipynb", NB)
+        f.writestr(f"grande/{A}/zeros.bin", b"\0" * (MAX_FILE + 1024))     # ~50 KiB comprimido
+        f.writestr(f"mentira/{A}/{A}.ipynb", NB)
+        f.writestr(f"mentira/{A}/dados.bin", b"\0" * (8 * 1024 * 1024))
+        f.writestr(f"bom/{A}/{A}.ipynb", NB)
+    raw = bytearray(z.read_bytes())
+    # o zip declara 1.000 bytes para dados.bin (cabeçalho local e diretório central)
+    size = (8 * 1024 * 1024).to_bytes(4, "little")
+    assert raw.count(size) == 2
+    raw = raw.replace(size, (1000).to_bytes(4, "little"))
+    z.write_bytes(bytes(raw))
+    subs, _ = collect(z, {A: [A]}, TZ)
+    got = {s.student: s for s in subs}
+    assert sorted(got) == ["bom", "grande", "mentira"]
+    assert list(got["grande"].files) == [f"{A}.ipynb"]
+    assert any("grande demais" in n for n in got["grande"].notes)
+    assert list(got["mentira"].files) == [f"{A}.ipynb"]
+    assert any("não pôde ser lido" in n for n in got["mentira"].notes), got["mentira"].notes
+    assert list(got["bom"].files) == [f"{A}.ipynb"] and not got["bom"].notes
+
+
+def test_an_unreadable_file_becomes_a_note_on_that_students_row(tmp_path):
+    root = _folder(tmp_path / "e", {f"a/{A}/{A}.ipynb": NB, f"b/{A}/{A}.ipynb": NB})
+    os.mkfifo(root / "b" / A / "cano")
+    subs, _ = collect(root, {A: [A]}, TZ)
+    got = {s.student: s for s in subs}
+    assert sorted(got) == ["a", "b"]
+    assert any("não é um arquivo comum" in n for n in got["b"].notes)
