@@ -1,10 +1,11 @@
 """As planilhas (CSV) do workspace: o formato (separador, BOM, língua do Moodle) e a escrita.
 
 Toda célula de texto que uma planilha leria como fórmula (começando com `=`,
-`+`, `-`, `@`, tabulação ou retorno de carro; OWASP, "CSV Injection") ganha um
-apóstrofo na frente: o nome `=HYPERLINK(...)` de um participante chega ao
-Excel como texto. Números (`-3`, `2,5`) e o traço sozinho (`-`, "sem data" na
-planilha do Moodle) ficam como estão.
+`+`, `-`, `@`, `|`, tabulação, retorno de carro ou quebra de linha, também depois de
+espaços, e também nas formas de largura total como `＝`, que a planilha normaliza; OWASP,
+"CSV Injection") ganha um apóstrofo na frente: o nome `=HYPERLINK(...)` de um
+participante chega ao Excel como texto. Números (`-3`, `2,5`) e o traço sozinho (`-`,
+"sem data" na planilha do Moodle) ficam como estão.
 """
 
 from __future__ import annotations
@@ -13,18 +14,24 @@ import csv
 import io
 import json
 import re
+import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = frozenset("=+-@|\t\r\n")
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
 
 
 def safe_cell(value) -> str:
     """O texto de uma célula sem nada que uma planilha executaria como fórmula."""
     text = "" if value is None else str(value)
-    if text.startswith(_FORMULA_START) and text != "-" and not _PLAIN_NUMBER.fullmatch(text):
+    if text == "-" or _PLAIN_NUMBER.fullmatch(text):
+        return text
+    # o primeiro caractere que conta: depois de espaços (comuns, sem quebra, ideográficos),
+    # na forma NFKC (o `＝` de largura total vira `=`, como a planilha o lê)
+    head = unicodedata.normalize("NFKC", text.lstrip(" \u00a0\u3000")[:1])
+    if text[:1] in _FORMULA_START or (head and head[0] in _FORMULA_START):
         return "'" + text
     return text
 

@@ -141,6 +141,10 @@ def test_formulas_are_neutralised_in_every_csv(turma):
     from autograder.readers.csvfile import safe_cell
     assert [safe_cell(x) for x in ["-3", "2,5", "-", "+1 ponto", "@x", "\tx", "-1+2", "ok"]] == \
         ["-3", "2,5", "-", "'+1 ponto", "'@x", "'\tx", "'-1+2", "ok"]
+    # o pipe (DDE), a largura total e os espaços na frente também (issue 42, L1)
+    evil = ["|cmd", "\uff1dHYPERLINK(1)", "\uff0b1", "\uff20x", " =1+1", "\u3000=1", "\nx", "\ufe66x"]
+    assert all(safe_cell(x) == "'" + x for x in evil), [safe_cell(x) for x in evil]
+    assert [safe_cell(x) for x in ["Ana|Souza", "a=b", "１２"]] == ["Ana|Souza", "a=b", "１２"]
 
 
 def test_one_lateness_format_everywhere(turma):
