@@ -209,7 +209,8 @@ def placar():
     print("Placar (testes visíveis; na correção rodam também os ocultos)\n")
     for n in sorted(_PLACAR):
         titulo, celula, secao, estado, msg = _PLACAR[n]
-        print(f"Tarefa {n} — {_sem_tex(titulo)}: {simbolo.get(estado, estado)}")
+        nome = _sem_tex(titulo).strip() or f"testes de `{celula}`"    # o desafio do cap. 13 não tem título
+        print(f"Tarefa {n} — {nome}: {simbolo.get(estado, estado)}")
         if estado == "falhou" and msg:
             print(f"    primeira mensagem: {msg}")
         for aviso in _AVISOS.get(n, ()):

@@ -53,6 +53,7 @@ def test_scoreboard_titles_have_no_raw_tex(capsys):
     linhas = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Tarefa ")]
     assert len(linhas) == len(titulos) >= 14 * 3
     assert [ln for ln in linhas if "$" in ln or "\\" in ln] == []
+    assert [ln for ln in linhas if re.match(r"Tarefa \d+ — :", ln)] == []   # nenhum título vazio
 
 
 def test_tex_titles_become_readable_text():
