@@ -102,7 +102,7 @@
     // botões − e + (alvos de 44 px, só em telas estreitas ou de toque, interativo.css) andam
     // um passo por toque. Fora da ordem do Tab: o teclado já tem ←/→ no próprio controle.
     const botaoPasso = (sinal, texto, acao) => {
-      const b = el("button", {type: "button", class: "interativo-passo", tabindex: "-1",
+      const b = el("button", {type: "button", class: "interativo-um-passo", tabindex: "-1",
                               "aria-label": `${acao} ${o.rotulo}`, "data-passo": String(sinal)}, texto);
       b.addEventListener("click", () => {
         const antes = input.value;
@@ -111,10 +111,12 @@
       });
       return b;
     };
-    const caixa = el("div", {class: "interativo-controle"}, rotulo, botaoPasso(-1, "−", "diminuir"), input,
-                     botaoPasso(1, "+", "aumentar"), saida);
+    const menos = botaoPasso(-1, "−", "diminuir"), mais = botaoPasso(1, "+", "aumentar");
+    const caixa = el("div", {class: "interativo-controle"}, rotulo, menos, input, mais, saida);
     const atualizar = () => {
       const v = Number(input.value);
+      menos.disabled = v <= Number(input.min);     // na ponta, o botão não faz nada: desligado
+      mais.disabled = v >= Number(input.max);
       const texto = formato(v);
       saida.textContent = texto;
       input.setAttribute("aria-valuetext", texto);
