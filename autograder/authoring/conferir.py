@@ -36,6 +36,21 @@ class FalhaNoTeste(AssertionError):
             return tb.structured_traceback(type(self), self, self.__traceback__)
 
 
+def _br(x, casas=3):
+    """Um número como no livro: vírgula decimal; 1e-06 vira 1·10⁻⁶."""
+    texto = f"{float(x):.{casas}g}"
+    if "e" in texto:
+        mantissa, exp = texto.split("e")
+        sup = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+        texto = ("" if mantissa == "1" else mantissa + "·") + "10" + str(int(exp)).translate(sup)
+    return texto.replace(".", ",")
+
+
+def _br_array(v):
+    """Os primeiros valores de um array, com vírgula decimal e `;` entre eles."""
+    return "[" + "; ".join(_br(x, 7) for x in _np.ravel(v)) + "]"
+
+
 def _como_array(x):
     if isinstance(x, _torch.Tensor):
         return x.detach().cpu().to(_torch.float64).numpy() if x.is_floating_point() else x.detach().cpu().numpy()
@@ -74,10 +89,11 @@ def conferir(nome, obtido, esperado, atol=1e-6, rtol=1e-5):
         pior = _np.unravel_index(_np.argmax(dif), dif.shape) if dif.ndim else ()
         raise FalhaNoTeste(
             f"{nome}: valores diferentes em {int((~ok).sum())} de {ok.size} posições "
-            f"(tolerância atol={atol}, rtol={rtol}).\n"
-            f"  maior diferença: {float(dif[pior]):.3g} na posição {tuple(int(i) for i in pior)}\n"
-            f"  esperado (início): {_np.array2string(b.ravel()[:6], precision=6)}\n"
-            f"  obtido   (início): {_np.array2string(a.ravel()[:6], precision=6)}"
+            f"(tolerância atol={_br(atol)}, rtol={_br(rtol)}).\n"
+            f"  maior diferença: {_br(dif[pior])}"
+            + (f" na posição {tuple(int(i) for i in pior)}\n" if dif.ndim else " (o resultado é um número só)\n")
+            + f"  esperado{' (início)' if b.size > 6 else ''}: {_br_array(b.ravel()[:6])}\n"
+            f"  obtido{' (início)' if a.size > 6 else ''}: {_br_array(a.ravel()[:6])}"
         )
 
 

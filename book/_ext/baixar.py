@@ -68,36 +68,94 @@ def install_requirement(repo_url: str, ref: str) -> str:
     return f"atencao @ git+{repo_url.rstrip('/')}@{ref}"
 
 
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+STUDENT_REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements-aluno.txt"
+
+
+def student_pins(path: Path = STUDENT_REQUIREMENTS) -> dict[str, str]:
+    """As versões do curso (requirements-aluno.txt) de numpy, matplotlib e torch, sem o `+cpu`."""
+    pins = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\s*(numpy|matplotlib|torch)==([0-9][^\s;+]*)", line)
+        if m:
+            pins.setdefault(m.group(1), m.group(2))
+    assert set(pins) == {"numpy", "matplotlib", "torch"}, f"{path.name}: faltam versões ({pins})"
+    return pins
+
+
 INSTALL_FAILED = (
     "Não consegui instalar o pacote do curso (atencao) a partir de {req}. "
     "O que fazer: confira a conexão com a internet e se o `git` está instalado "
     "(no Windows: https://git-scm.com); ou, num terminal, clone o repositório "
     "({url}) e rode `python -m pip install -r requirements-aluno.txt` e "
-    "`python -m pip install -e .` na pasta dele, no mesmo ambiente deste caderno. "
+    "`python -m pip install -e .` na pasta dele, no mesmo ambiente deste caderno "
+    "(o README, em \"Para quem estuda\", diz o que fazer se o índice do PyTorch não responde). "
     "Depois reinicie o kernel e rode o caderno de novo."
+)
+NO_CPU_INDEX = (
+    " O índice do torch de CPU ({index}) não respondeu, e o torch {version}+cpu só está nele "
+    "(ou numa pasta de rodas sua, com `pip --find-links`): este caderno não instala o torch "
+    "do PyPI no Linux, que traria alguns GB de bibliotecas CUDA."
 )
 
 
-def install_cell(repo_url: str, ref: str) -> nbformat.NotebookNode:
+def install_cell(repo_url: str, ref: str, pins: dict[str, str] | None = None) -> nbformat.NotebookNode:
+    """A 1ª célula do caderno baixado: instala o pacote do curso se ele falta.
+
+    Com ele, as versões do curso (requirements-aluno.txt) de numpy, matplotlib e torch, só dos
+    que faltam (no Colab, o torch que já está lá fica). No Linux x86-64, o torch é o de CPU
+    (`+cpu`, do índice do PyTorch): o do PyPI traria as bibliotecas CUDA (alguns GB) e o pip,
+    sem versão, pegaria a mais nova. O índice é sondado antes (10 s): um índice que não
+    responde não entra no pip, que senão tentaria de novo por minutos, pacote a pacote; sem
+    ele, o `+cpu` só vem de uma pasta de rodas local, e se não vier a célula para com a
+    mensagem em português.
+    """
+    pins = pins or student_pins()
     req = install_requirement(repo_url, ref)
     message = INSTALL_FAILED.format(req=f"`{req}`", url=repo_url)
+    no_index = NO_CPU_INDEX.format(index=TORCH_CPU_INDEX, version=pins["torch"])
     source = (
         "# Este caderno usa o pacote do curso (`import atencao as at`). Fora do\n"
         "# repositório (no Colab, noutra pasta), ele é instalado do GitHub na\n"
-        "# primeira vez, com numpy, torch e matplotlib se faltarem.\n"
+        "# primeira vez, com as versões do curso de numpy, torch e matplotlib se\n"
+        "# faltarem. No Linux, o torch é o só de CPU, do índice do PyTorch (o do\n"
+        "# PyPI traria alguns GB de bibliotecas CUDA).\n"
         "import importlib\n"
         "import importlib.util\n"
+        "import platform\n"
+        "import sys\n"
+        "import urllib.request\n"
+        "\n"
+        f'INDICE_CPU = "{TORCH_CPU_INDEX}"\n'
         "\n"
         "\n"
         "class InstalacaoFalhou(RuntimeError):\n"
         "    pass\n"
         "\n"
         "\n"
+        "def _indice_responde(url):\n"
+        "    try:\n"
+        '        with urllib.request.urlopen(url.rstrip("/") + "/torch/", timeout=10):\n'
+        "            return True\n"
+        "    except Exception:\n"
+        "        return False\n"
+        "\n"
+        "\n"
         'if importlib.util.find_spec("atencao") is None:\n'
-        f'    %pip install --quiet "{req}"\n'
+        f'    _versoes = {{"numpy": "{pins["numpy"]}", "matplotlib": "{pins["matplotlib"]}", "torch": "{pins["torch"]}"}}\n'
+        '    _faltam = {m: f"{m}=={v}" for m, v in _versoes.items() if importlib.util.find_spec(m) is None}\n'
+        '    _opcoes, _sem_indice = "", ""\n'
+        '    if "torch" in _faltam and sys.platform == "linux" and platform.machine() == "x86_64":\n'
+        '        _faltam["torch"] += "+cpu"\n'
+        "        if _indice_responde(INDICE_CPU):\n"
+        '            _opcoes = f"--extra-index-url {INDICE_CPU}"\n'
+        "        else:\n"
+        f"            _sem_indice = {no_index!r}\n"
+        '    _pacotes = " ".join(_faltam.values())\n'
+        f'    %pip install --quiet {{_opcoes}} {{_pacotes}} "{req}"\n'
         "    importlib.invalidate_caches()\n"
         '    if importlib.util.find_spec("atencao") is None:\n'
-        f"        raise InstalacaoFalhou({message!r})\n"
+        f"        raise InstalacaoFalhou({message!r} + _sem_indice)\n"
     )
     return nbformat.v4.new_code_cell(source, metadata={"tags": [INSTALL_TAG]})
 

@@ -22,6 +22,14 @@
  * 6. Fórmula em destaque mais larga que a sua caixa (no celular): a caixa rola
  *    (book/_static/curso.css) e ganha a classe `formula-rola`, com uma sombra
  *    na borda direita que avisa que a fórmula continua.
+ * 7. Resumos de prosa: o código das células (e os botões "Mostrar o código",
+ *    "Esconder o código" das células recolhidas) sai do texto de que a busca
+ *    tira o resumo.
+ * 8. Busca igual com ou sem acentos: os termos já são sem acento no índice
+ *    (book/_ext/curso.py, _search_language), mas o Sphinx compara títulos e
+ *    entradas de índice com a busca crua ("mascara" não achava os títulos com
+ *    "máscara"): a comparação usa os dois sem acento, e o título mostrado é o
+ *    original. O resumo começa na palavra buscada também sem acento.
  */
 (() => {
   "use strict";
@@ -29,7 +37,70 @@
   const NOISE = [
     ".bd-header-article", "#jb-print-docs-body", ".onlyprint", ".prev-next-area",
     ".bd-footer-article", ".headerlink", "script", "style",
+    // código e botões das células: o resumo de um resultado é prosa
+    "div.cell_input", "details.hide", "summary", "button", "pre", "div.highlight",
+    "div.interativo",
   ].join(", ");
+
+  // Sem acentos, com o mesmo comprimento (cada letra acentuada vira uma letra): as posições
+  // no texto dobrado valem no original.
+  const foldSameLength = (text) => text.replace(/[^\u0000-\u007f]/g, (c) => {
+    const d = c.normalize("NFD").replace(/[\u0300-\u036f]/g, "");
+    return d.length === 1 ? d : c;
+  });
+
+  const accentBlindSearch = () => {
+    const perform = Search._performSearch;
+    Search._performSearch = (query, ...rest) => {
+      const index = Search._index;
+      const realTitles = index.alltitles, realEntries = index.indexentries;
+      const original = {};
+      const foldKeys = (obj, keep) => {
+        const out = {};
+        for (const [key, places] of Object.entries(obj || {})) {
+          const f = foldSameLength(key);
+          (out[f] = out[f] || []).push(...places);
+          if (keep) original[f] = key;
+        }
+        return out;
+      };
+      index.alltitles = foldKeys(realTitles, true);
+      index.indexentries = foldKeys(realEntries, false);
+      let results;
+      try {
+        results = perform(foldSameLength(query), ...rest);
+      } finally {
+        index.alltitles = realTitles;
+        index.indexentries = realEntries;
+      }
+      for (const r of results) {
+        if (typeof r[1] !== "string") continue;
+        const cut = r[1].indexOf(" > ");
+        if (cut === -1) {
+          if (original[r[1]]) r[1] = original[r[1]];
+          continue;
+        }
+        const page = r[1].slice(0, cut), section = r[1].slice(cut + 3);
+        if (foldSameLength(page) === section) r[1] = page;
+        else if (original[section]) r[1] = `${page} > ${original[section]}`;
+      }
+      return results;
+    };
+
+    Search.makeSearchSummary = (htmlText, keywords, anchor) => {
+      const text = Search.htmlToText(htmlText, anchor);
+      if (text === "") return null;
+      const base = foldSameLength(text.toLowerCase());
+      const found = [...keywords].map((k) => base.indexOf(foldSameLength(k.toLowerCase())))
+        .filter((i) => i > -1);
+      const start = Math.max((found.length ? found[found.length - 1] : 0) - 120, 0);
+      const summary = document.createElement("p");
+      summary.classList.add("context");
+      summary.textContent = (start === 0 ? "" : "...") + text.substr(start, 240).trim()
+        + (start + 240 < text.length ? "..." : "");
+      return summary;
+    };
+  };
 
   const PAIRS = [["\\(", "\\)"], ["\\[", "\\]"]];
 
@@ -151,8 +222,9 @@
       // textContent cola blocos vizinhos ("decodificaçãodecodingA geração"): um espaço entre eles.
       doc.querySelectorAll("p, li, dt, dd, td, th, h1, h2, h3, h4, h5, h6, figcaption, caption")
         .forEach((el) => el.append(" "));
-      return htmlToText(doc.documentElement.outerHTML, anchor);
+      return htmlToText(doc.documentElement.outerHTML, anchor).replace(/\s+/g, " ");
     };
+    accentBlindSearch();
 
     const results = document.getElementById("search-results");
     if (!results) return;

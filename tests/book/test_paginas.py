@@ -131,7 +131,10 @@ def test_download_rewrite_keeps_shown_cells_installs_package_and_strips_paths():
                 nbformat.v4.new_markdown_cell("texto")]
     out = rewrite_download(nb, "https://github.com/org/repo/", "abc123", ROOT)
     assert INSTALL_TAG in out.cells[0].metadata["tags"]
-    assert '%pip install --quiet "atencao @ git+https://github.com/org/repo@abc123"' in out.cells[0].source
+    assert ('%pip install --quiet {_opcoes} {_pacotes} "atencao @ git+https://github.com/org/repo@abc123"'
+            in out.cells[0].source)
+    # o torch que falta é o fixado em requirements-aluno.txt, de CPU no Linux (issue 41)
+    assert '"torch": "2.13.0"' in out.cells[0].source and '+= "+cpu"' in out.cells[0].source
     assert [c.source for c in out.cells[1:]] == ["import atencao as at", "texto"]
     assert out.cells[1].outputs[0]["traceback"] == [
         "File atencao/core.py:87", "File site-packages/torch/x.py:1"]

@@ -33,7 +33,7 @@ from venv_util import ROOT, bin_path, cached_venv, errors, execute, fresh_venv_o
 pytestmark = pytest.mark.slow
 SOURCES = ROOT / "_build" / "html" / "_sources" / "book"
 PAGES = sorted(SOURCES.rglob("*.ipynb")) if SOURCES.exists() else []
-INSTALL_LINE = re.compile(r'%pip install --quiet "atencao @ git\+\S+@\S+"')
+INSTALL_LINE = re.compile(r'%pip install --quiet \{_opcoes\} \{_pacotes\} "atencao @ git\+\S+@\S+"')
 
 
 @pytest.fixture(scope="module")

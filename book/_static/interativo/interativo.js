@@ -98,9 +98,25 @@
                                value: o.valor, "data-controle": o.nome || null});
     const saida = el("output", {for: ident, class: "interativo-valor-controle", "aria-hidden": "true"});
     const rotulo = el("label", {for: ident}, o.rotulo);
-    const caixa = el("div", {class: "interativo-controle"}, rotulo, input, saida);
+    // No celular, um passo do controle tem poucos px de trilho (81 px para ~49 passos): os
+    // botões − e + (alvos de 44 px, só em telas estreitas ou de toque, interativo.css) andam
+    // um passo por toque. Fora da ordem do Tab: o teclado já tem ←/→ no próprio controle.
+    const botaoPasso = (sinal, texto, acao) => {
+      const b = el("button", {type: "button", class: "interativo-um-passo", tabindex: "-1",
+                              "aria-label": `${acao} ${o.rotulo}`, "data-passo": String(sinal)}, texto);
+      b.addEventListener("click", () => {
+        const antes = input.value;
+        if (sinal > 0) input.stepUp(); else input.stepDown();
+        if (input.value !== antes) o.aoMudar(atualizar());
+      });
+      return b;
+    };
+    const menos = botaoPasso(-1, "−", "diminuir"), mais = botaoPasso(1, "+", "aumentar");
+    const caixa = el("div", {class: "interativo-controle"}, rotulo, menos, input, mais, saida);
     const atualizar = () => {
       const v = Number(input.value);
+      menos.disabled = v <= Number(input.min);     // na ponta, o botão não faz nada: desligado
+      mais.disabled = v >= Number(input.max);
       const texto = formato(v);
       saida.textContent = texto;
       input.setAttribute("aria-valuetext", texto);
@@ -209,9 +225,33 @@
   };
 
   /** Caixa que rola para o lado quando o conteúdo (uma tabela larga) não cabe no celular;
-   *  focável, para quem rola pelo teclado (WCAG 2.1.1). */
-  const rolagem = (conteudo, rotulo) =>
-    el("div", {class: "interativo-rolagem", tabindex: "0", role: "region", "aria-label": rotulo}, conteudo);
+   *  focável, para quem rola pelo teclado (WCAG 2.1.1). Quando rola, ela diz isso: uma linha
+   *  "a tabela continua à direita" acima dela e uma sombra na borda (marcarRolagens). */
+  const rolagem = (conteudo, rotulo) => {
+    const caixa = el("div", {class: "interativo-rolagem", tabindex: "0", role: "region", "aria-label": rotulo},
+                     conteudo);
+    const dica = el("p", {class: "interativo-dica-rolagem", hidden: true},
+                    "A tabela continua à direita: deslize-a para o lado →");
+    return el("div", {class: "interativo-rolagem-externa"}, dica, caixa);
+  };
+
+  const marcarRolagens = () => {
+    for (const caixa of document.querySelectorAll(".interativo-rolagem")) {
+      const rola = caixa.scrollWidth > caixa.clientWidth + 1;
+      caixa.classList.toggle("interativo-rola", rola);
+      const fim = caixa.scrollLeft + caixa.clientWidth >= caixa.scrollWidth - 1;
+      caixa.classList.toggle("interativo-rola-fim", rola && fim);
+      const dica = caixa.parentElement && caixa.parentElement.querySelector(":scope > .interativo-dica-rolagem");
+      if (dica) dica.hidden = !rola;
+      if (!caixa.dataset.ouvindo) {
+        caixa.dataset.ouvindo = "1";
+        caixa.addEventListener("scroll", () => {
+          caixa.classList.toggle("interativo-rola-fim",
+                                 caixa.scrollLeft + caixa.clientWidth >= caixa.scrollWidth - 1);
+        }, {passive: true});
+      }
+    }
+  };
 
   /** Entropia (nats) de uma distribuição: -sum p log p, com 0 log 0 = 0. */
   const entropia = (p) => -p.reduce((s, v) => s + (v > 0 ? v * Math.log(v) : 0), 0);
@@ -250,7 +290,9 @@
       const celula = raiz.closest(".cell_output") || raiz.parentElement;
       if (celula) celula.classList.add("interativo-montada");
     }
+    marcarRolagens();
   };
+  window.addEventListener("resize", () => marcarRolagens());
 
   window.Interativo = {registrar, fmt, fmtInt, fmtBytes, el, svg, id, deslizante, escolha, corDivergente, corSequencial,
                        softmax, dot, barras, tabela, entropia, f16, rolagem, montarTudo};

@@ -76,7 +76,10 @@
         const t0 = performance.now();
         modelo = await window.AtencaoLM.load(PASTA);
         window.AtencaoLM.carregado = modelo;
-        status.textContent = `Modelo carregado em ${I.fmt((performance.now() - t0) / 1000, 1)} s: `
+        // Menos de um segundo em ms ("em 52 ms"), não "em 0,0 s".
+        const ms = performance.now() - t0;
+        const tempo = ms < 1000 ? `${I.fmtInt(Math.max(1, Math.round(ms)))} ms` : `${I.fmt(ms / 1000, 1)} s`;
+        status.textContent = `Modelo carregado em ${tempo}: `
           + `${modelo.config.n_layers} camadas, ${modelo.config.n_heads} cabeças de consulta, `
           + `${modelo.config.n_kv_heads} de chave/valor, vocabulário de ${fmtInt(modelo.config.vocab_size, I)} tokens.`;
         botao.hidden = true;
@@ -92,8 +95,13 @@
       const c = modelo.config, L = c.n_layers, H = c.n_heads, G = H / c.n_kv_heads;
       const tok = modelo.tokenizer;
       const idEntrada = I.id("frase");
-      const entrada = I.el("input", {type: "text", id: idEntrada, value: d.frase, maxlength: 400,
+      const MAX_LETRAS = 400;
+      const entrada = I.el("input", {type: "text", id: idEntrada, value: d.frase, maxlength: MAX_LETRAS,
                                      spellcheck: "false", autocomplete: "off", "data-controle": "frase"});
+      // O campo para em 400 caracteres (o navegador corta o que passa, também ao colar): dizemos isso.
+      const limite = I.el("p", {class: "interativo-resumo", "data-saida": "limite", "aria-live": "polite", hidden: true},
+                          `A frase chegou ao limite de ${MAX_LETRAS} caracteres: o que passa disso `
+                          + "(digitado ou colado) fica de fora.");
       const caixaFrase = I.el("div", {class: "modelo-lm-frase"},
                               I.el("label", {for: idEntrada}, "Sua frase:"), entrada);
       const mudouSorteio = () => { desenharProximos(); agendarGeracao(); };
@@ -159,7 +167,7 @@
       const detalhe = I.el("div", {class: "modelo-lm-detalhe", "data-saida": "detalhe"});
       const colCab = I.el("div", {class: "modelo-lm-coluna"}, tituloCab, explica, grade, detalhe);
 
-      painel.append(caixaFrase, tituloTokens, fichas, aviso, conferencia,
+      painel.append(caixaFrase, limite, tituloTokens, fichas, aviso, conferencia,
                     I.el("div", {class: "modelo-lm-colunas"}, colProx, colCab), caixaGer);
       painel.hidden = false;
 
@@ -180,6 +188,7 @@
 
       const calcular = () => {
         let todos = tok.encode(entrada.value);
+        limite.hidden = entrada.value.length < MAX_LETRAS;
         aviso.textContent = "";
         if (todos.length > d.max_tokens) {
           aviso.textContent = `A frase tem ${todos.length} tokens; o modelo foi treinado com janelas de `

@@ -30,11 +30,30 @@ Interativo.registrar("pontuacoes", (raiz, d, I) => {
   I.svg("line", {y1: m / 2, y2: P - m / 2, x1: P / 2, x2: P / 2, class: "eixo"}, plano);
   I.svg("text", {x: P - 4, y: P / 2 + 16, "text-anchor": "end", class: "interativo-suave", texto: d.eixos[0]}, plano);
   I.svg("text", {x: P / 2 + 4, y: 12, class: "interativo-suave", texto: d.eixos[1]}, plano);
+  // Rótulos das chaves sem se sobrepor (perto da origem, três chaves caíam juntas): cada
+  // rótulo vai na primeira posição em volta do seu ponto que não cobre um rótulo já posto nem
+  // outro ponto; a caixa do texto é estimada (7 px por letra a 12 px, 12 px de altura).
+  const ocupadas = d.K.map((k) => ({x0: px(k[0]) - 3, x1: px(k[0]) + 3, y0: py(k[1]) - 3, y1: py(k[1]) + 3}));
+  const cruza = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
   d.K.forEach((k, j) => {
     I.svg("circle", {cx: px(k[0]), cy: py(k[1]), r: 3, fill: "var(--interativo-suave)"}, plano);
-    if (Math.hypot(k[0], k[1]) > 0.5) {
-      I.svg("text", {x: px(k[0]) + 5, y: py(k[1]) - 5, class: "interativo-suave", texto: `k(${d.tokens[j]})`}, plano);
-    }
+  });
+  d.K.forEach((k, j) => {
+    if (Math.hypot(k[0], k[1]) <= 0.5) return;
+    const texto = `k(${d.tokens[j]})`, w = 7 * texto.length, h = 12, cx = px(k[0]), cy = py(k[1]);
+    const posicoes = [[5, -5, "start"], [-5, -5, "end"], [5, 14, "start"], [-5, 14, "end"],
+                      [5, -17, "start"], [-5, -17, "end"], [5, 26, "start"], [-5, 26, "end"]];
+    const caixa = ([dx, dy, ancora]) => {
+      const x0 = ancora === "start" ? cx + dx : cx + dx - w;
+      return {x0, x1: x0 + w, y0: cy + dy - h + 2, y1: cy + dy + 2};
+    };
+    const livre = posicoes.find((p) => {
+      const c = caixa(p);
+      return c.x0 >= 0 && c.x1 <= P && c.y0 >= 0 && c.y1 <= P && !ocupadas.some((o) => cruza(o, c));
+    }) || posicoes[0];
+    ocupadas.push(caixa(livre));
+    I.svg("text", {x: cx + livre[0], y: cy + livre[1], "text-anchor": livre[2], class: "interativo-suave",
+                   "data-rotulo-chave": d.tokens[j], texto}, plano);
   });
   const seta = I.svg("line", {x1: px(0), y1: py(0), stroke: "var(--interativo-destaque)", "stroke-width": 2.5}, plano);
   const ponto = I.svg("circle", {r: 9, fill: "var(--interativo-destaque)", style: "cursor: grab"}, plano);
