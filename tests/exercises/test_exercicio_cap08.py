@@ -183,7 +183,7 @@ def _namespace(cells, ate):
 def test_the_corpus_excerpt_is_verbatim_from_the_frozen_corpus(cells):
     from atencao import lm
 
-    ns = _namespace(cells, "preparacao")
+    ns = _namespace(cells, "corpus")
     corpus = lm.load_corpus()
     lado = {0: set(), 1: set()}
     for texto, val in zip(corpus.paragraphs, corpus.is_val):
