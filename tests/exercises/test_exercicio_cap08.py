@@ -197,7 +197,7 @@ def test_the_corpus_excerpt_is_verbatim_from_the_frozen_corpus(cells):
 def test_the_notebook_bpe_loop_gives_the_course_tokenizers_merges(cells):
     from atencao.text import PRETOKEN_PATTERN, BPETokenizer
 
-    ns = _namespace(cells, "bpe_treino")
+    ns = _namespace(cells, "corpus")
     assert ns["PRETOKEN"] == PRETOKEN_PATTERN
     for texto, n in ((ns["TEXTO_TREINO"][:6000], 120), (ns["TEXTO_VALIDACAO"][:3000], 80), ("aaaaaa aaa ab ab", 12)):
         esperado = BPETokenizer.train(texto, 256 + n).merges
