@@ -27,7 +27,9 @@ FONTES = [s for s in TODAS if not s.startswith("13-")]
 def test_notebook_structure_follows_the_conventions(slug):
     cs = cells(slug)
     graded = [c for c in cs if meta(c).get("grade")]
-    assert 3 <= len(graded) <= 7, f"{slug}: {len(graded)} tarefas com nota"
+    # até 7 tarefas com nota; o cap. 8 tem 7 e a pergunta aberta (issue 39: o treino do BPE e o
+    # do modelo escritos à mão)
+    assert 3 <= len(graded) <= (8 if slug == "08-modelo-de-linguagem" else 7), f"{slug}: {len(graded)} tarefas com nota"
     assert all(meta(c).get("points", 0) > 0 for c in graded)
     assert any(c.cell_type == "markdown" for c in graded), "falta uma resposta escrita"
     setup = next(c for c in cs if meta(c)["grade_id"] == "preparacao")

@@ -68,6 +68,37 @@ _QUANTIS = (
     "    u = (torch.arange(n, dtype=cdf.dtype) + 0.5) / n\n"
     "    return torch.searchsorted(cdf, u).clamp(max=cdf.numel() - 1)\n\n\n")
 
+# --- Tarefas 2, 4 e 5: o treino do BPE e as peças do treino do modelo ------------------------------
+_FUSAO_COM = (
+    "def fusao_incremental(pedacos, par, novo):\n"
+    "    novos, variacao = [], {}\n"
+    "    for seq, f in pedacos:\n"
+    "        s = fundir(seq, par, novo)\n"
+    "        novos.append(s)\n")
+_LR = (
+    "def passo_de_aprendizado(passo, lr_max, aquecimento, total, lr_min):\n"
+    "    if passo < aquecimento:\n"
+    "        return lr_max * (passo + 1) / aquecimento\n"
+    "    f = min(1.0, (passo - aquecimento) / max(1, total - aquecimento))\n"
+    "    return lr_min + 0.5 * (lr_max - lr_min) * (1 + math.cos(math.pi * f))\n\n\n")
+_CORTE = (
+    "def cortar_gradientes(gradientes, max_norma):\n"
+    "    norma = torch.sqrt(sum((g * g).sum() for g in gradientes))\n"
+    "    fator = torch.clamp(max_norma / (norma + 1e-6), max=1.0)\n"
+    "    return [g * fator for g in gradientes], float(norma)\n\n\n")
+_ADAMW = (
+    "def passo_adamw(parametros, gradientes, m, v, passo, lr, decaimento, beta1, beta2, eps):\n"
+    "    ps, ms, vs = [], [], []\n"
+    "    for p, g, m_i, v_i in zip(parametros, gradientes, m, v):\n"
+    "        if p.dim() >= 2:\n"
+    "            p = p * (1 - lr * decaimento)\n"
+    "        m_i = beta1 * m_i + (1 - beta1) * g\n"
+    "        v_i = beta2 * v_i + (1 - beta2) * g * g\n"
+    "        ps.append(p - lr * (m_i / (1 - beta1 ** passo)) / (torch.sqrt(v_i / (1 - beta2 ** passo)) + eps))\n"
+    "        ms.append(m_i)\n"
+    "        vs.append(v_i)\n"
+    "    return ps, ms, vs\n")
+
 PLANTED = [
     # tarefa 1
     Planted(
@@ -220,6 +251,57 @@ PLANTED = [
             "    z = logits / temperatura\n"
             "    return (z - torch.logsumexp(z, dim=-1, keepdim=True)).exp()\n\n\n" + _AMOSTRAR)},
         zero=("test_temperatura",),
+    ),
+    # tarefa 2
+    Planted(
+        why="recontar: a variação é a contagem dos pares dos pedaços novos, não o que mudou",
+        cells={"bpe_treino": _FUSAO_COM + (
+            "        for p in zip(s, s[1:]):\n"
+            "            variacao[p] = variacao.get(p, 0) + f\n"
+            "    return novos, variacao\n")},
+        zero=("test_bpe_treino",),
+    ),
+    Planted(
+        why="tira só o par fundido e põe os pares com o token novo: esquece os vizinhos que a fusão desfaz",
+        cells={"bpe_treino": _FUSAO_COM + (
+            "        variacao[par] = variacao.get(par, 0) - (len(seq) - len(s)) * f\n"
+            "        for p in zip(s, s[1:]):\n"
+            "            if novo in p:\n"
+            "                variacao[p] = variacao.get(p, 0) + f\n"
+            "    return novos, variacao\n")},
+        zero=("test_bpe_treino",),
+    ),
+    # tarefas 4 e 5 (o treino só roda com as peças da tarefa 4 certas)
+    Planted(
+        why="corta cada tensor pela sua própria norma, não pela norma global",
+        cells={"pecas_treino": _LR + (
+            "def cortar_gradientes(gradientes, max_norma):\n"
+            "    out, total = [], 0.0\n"
+            "    for g in gradientes:\n"
+            "        n = torch.sqrt((g * g).sum())\n"
+            "        total += float(n) ** 2\n"
+            "        out.append(g * torch.clamp(max_norma / (n + 1e-6), max=1.0))\n"
+            "    return out, math.sqrt(total)\n\n\n") + _ADAMW},
+        zero=("test_pecas_treino", "test_treino"),
+    ),
+    Planted(
+        why="o passo do AdamW pelo torch.optim.AdamW (com o estado m, v posto à mão)",
+        cells={"pecas_treino": _LR + _CORTE + (
+            "def passo_adamw(parametros, gradientes, m, v, passo, lr, decaimento, beta1, beta2, eps):\n"
+            "    ps, ms, vs = [], [], []\n"
+            "    for p, g, m_i, v_i in zip(parametros, gradientes, m, v):\n"
+            "        q = p.detach().clone().requires_grad_(True)\n"
+            "        opt = torch.optim.AdamW([q], lr=lr, betas=(beta1, beta2), eps=eps,\n"
+            "                                weight_decay=decaimento if p.dim() >= 2 else 0.0)\n"
+            "        opt.state[q] = {'step': torch.tensor(float(passo - 1)), 'exp_avg': m_i.clone(),\n"
+            "                        'exp_avg_sq': v_i.clone()}\n"
+            "        q.grad = g.clone()\n"
+            "        opt.step()\n"
+            "        ps.append(q.detach())\n"
+            "        ms.append(opt.state[q]['exp_avg'])\n"
+            "        vs.append(opt.state[q]['exp_avg_sq'])\n"
+            "    return ps, ms, vs\n")},
+        zero=("test_pecas_treino", "test_treino"),
     ),
 ]
 
@@ -391,6 +473,64 @@ FAIR = [
                 "        return perda(m, idx)\n"
                 "    finally:\n"
                 "        alca.remove()\n"),
+        },
+    ),
+    Fair(
+        why="tarefa 2 com Counter (a diferença dos pares de antes e de depois) e pedaços devolvidos como "
+            "listas; tarefa 4 com o progresso do cosseno por clamp, a norma por torch.linalg.vector_norm, o "
+            "corte no lugar (mul_) e a norma devolvida como tensor, e o AdamW no lugar, com a correção de viés "
+            "dobrada no passo",
+        cells={
+            "bpe_treino": (
+                "from collections import Counter\n\n\n"
+                "def fusao_incremental(pedacos, par, novo):\n"
+                "    a, b = par\n"
+                "    novos, total = [], Counter()\n"
+                "    for seq, freq in pedacos:\n"
+                "        out, pular = [], False\n"
+                "        for i, t in enumerate(seq):\n"
+                "            if pular:\n"
+                "                pular = False\n"
+                "                continue\n"
+                "            if t == a and i + 1 < len(seq) and seq[i + 1] == b:\n"
+                "                out.append(novo)\n"
+                "                pular = True\n"
+                "            else:\n"
+                "                out.append(t)\n"
+                "        antes, depois = Counter(zip(seq, seq[1:])), Counter(zip(out, out[1:]))\n"
+                "        for p in set(antes) | set(depois):\n"
+                "            total[p] += (depois[p] - antes[p]) * freq\n"
+                "        novos.append(out)\n"
+                "    return novos, {p: d for p, d in total.items() if d}\n"),
+            "pecas_treino": (
+                "def passo_de_aprendizado(passo, lr_max, aquecimento, total, lr_min):\n"
+                "    if passo >= aquecimento:\n"
+                "        progresso = (passo - aquecimento) / max(total - aquecimento, 1)\n"
+                "        progresso = max(0.0, min(progresso, 1.0))\n"
+                "        cosseno = (1.0 + math.cos(progresso * math.pi)) / 2.0\n"
+                "        return lr_min + (lr_max - lr_min) * cosseno\n"
+                "    return (passo + 1) * lr_max / aquecimento\n\n\n"
+                "def cortar_gradientes(gradientes, max_norma):\n"
+                "    normas = torch.stack([torch.linalg.vector_norm(g) for g in gradientes])\n"
+                "    norma = torch.linalg.vector_norm(normas)\n"
+                "    if norma > max_norma:\n"
+                "        for g in gradientes:\n"
+                "            g.mul_(max_norma / (norma + 1e-6))\n"
+                "    return gradientes, norma\n\n\n"
+                "def passo_adamw(parametros, gradientes, m, v, passo, lr, decaimento, beta1, beta2, eps):\n"
+                "    c1, c2 = 1 - beta1 ** passo, 1 - beta2 ** passo\n"
+                "    tamanho = lr * math.sqrt(c2) / c1\n"
+                "    saida = ([], [], [])\n"
+                "    for p, g, m_i, v_i in zip(parametros, gradientes, m, v):\n"
+                "        p, m_i, v_i = p.clone(), m_i.clone(), v_i.clone()\n"
+                "        if p.ndim > 1:\n"
+                "            p.mul_(1 - lr * decaimento)\n"
+                "        m_i.mul_(beta1).add_(g * (1 - beta1))\n"
+                "        v_i.mul_(beta2).add_(g * g * (1 - beta2))\n"
+                "        p.sub_(tamanho * m_i / (v_i.sqrt() + eps * math.sqrt(c2)))\n"
+                "        for lista, x in zip(saida, (p, m_i, v_i)):\n"
+                "            lista.append(x)\n"
+                "    return saida\n"),
         },
     ),
 ]
