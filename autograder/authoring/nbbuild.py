@@ -6,7 +6,7 @@ metadados do nbgrader e a experiência comum a todos os cadernos:
 
 - `setup`: a célula de preparação, travada e recolhida (`jupyter.source_hidden`
   no JupyterLab/Notebook 7, `cellView: form` e a linha `# @title` no Colab), com
-  `autograder/conferir.py`, `scoreboard.py` e `rules.py` inteiros no fim;
+  `autograder/authoring/conferir.py`, `scoreboard.py` e `rules.py` inteiros no fim;
 - `solution`: a célula que o aluno completa (precisa de `### BEGIN SOLUTION`);
 - `tests` (com `points`): travada e com nota; ganha a etiqueta `raises-exception`
   ("Run All" não para na primeira tarefa que falha), uma primeira linha que avisa

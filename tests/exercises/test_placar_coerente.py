@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autograder import fontes
-from autograder.nbbuild import CONFERIR
+from autograder.authoring.nbbuild import CONFERIR
 
 ROOT = Path(__file__).resolve().parents[2]
 TAREFA = re.compile(r"_tarefa\((\d+), ('(?:[^'\\]|\\.)*'), ")
