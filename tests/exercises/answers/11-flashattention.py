@@ -295,7 +295,7 @@ FAIR += [
 # travada (flash_forward_mask); o aluno escreve as funções de máscara e block_mask (ler o bloco? com que máscara?).
 PLANTED += [
     Planted(
-        why="(tarefa 5) a janela deslizante só com a máscara causal (esquece a largura w); os sumidouros também",
+        why="(tarefa 5) a janela deslizante só com a máscara causal (esquece a largura w); os ralos também",
         cells={"funcoes_de_mascara": (
             "def sliding_window(w):\n"
             "    def mask_mod(q_idx, kv_idx):\n"
