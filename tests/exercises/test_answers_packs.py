@@ -62,3 +62,19 @@ def test_a_packed_fair_answer_must_keep_every_point(tmp_path):
     who = {"pack0-01-x": ("01-x", (a, b))}
     _questions(tmp_path, [("pack0-01-x", "test_a", 2), ("pack0-01-x", "test_b", 1)])
     assert len(cli.problems(who, tmp_path)) == 2
+
+
+def test_the_packed_class_has_one_notebook_per_pack_with_every_answer_in_it(tmp_path):
+    import nbformat
+
+    slug = "05-mistura-com-v"
+    who = cli.build_class(tmp_path, {slug}, pack=True)
+    answers = _by_slug()[slug]
+    assert len(who) == len(cli.packs(slug, answers))
+    assert sorted(id(a) for _, group in who.values() for a in group) == sorted(id(a) for a in answers)
+    for sid, (s, group) in who.items():
+        nb = nbformat.read(tmp_path / sid / s / f"{s}.ipynb", as_version=4)
+        sources = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in nb.cells}
+        for a in group:
+            assert all(sources[g] == code for g, code in a.cells.items()), (sid, a.why)
+        assert cli.student_of(who, group[0]) == sid

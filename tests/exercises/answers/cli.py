@@ -23,7 +23,7 @@ from pathlib import Path
 
 import nbformat
 
-from answers import Planted, cases
+from answers import Fair, Planted, cases
 
 ROOT = Path(__file__).resolve().parents[3]
 
