@@ -114,12 +114,12 @@ NEEDS := book or browser or sandbox or nbgrader or env
 PYTEST := $(BIN)/python -m pytest -q -ra
 PYTEST_ARGS ?=
 
-# As camadas lentas em processos do pytest-xdist, por grupos (tests/conftest.py, "Grupos do
-# pytest-xdist"): cada turma corrigida e cada ambiente novo uma vez, os grupos caros primeiro.
-# Mais processos que núcleos: boa parte do tempo dessas camadas é espera (o pip, o Chromium
-# desenhando, kernels e subprocessos subindo), e um processo parado deixa o núcleo para outro.
+# As camadas lentas em processos do pytest-xdist, um arquivo inteiro por processo
+# (`--dist loadfile`: as fixtures de módulo e a turma de todos os cadernos, que mora num
+# arquivo só, são feitas uma vez). Mais processos que núcleos: boa parte do tempo dessas
+# camadas é espera (o pip, o Chromium desenhando, kernels e subprocessos subindo).
 SLOW_WORKERS ?= 3
-XDIST_GROUPS = -n $(SLOW_WORKERS) --dist loadgroup --no-loadscope-reorder
+XDIST_GROUPS = -n $(SLOW_WORKERS) --dist loadfile
 BOOK_LOG := .cache/livro.log
 
 # dois processos (pytest-xdist), uma thread do OpenMP cada: os 2 núcleos da CI

@@ -51,7 +51,6 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {why}")
 
 
-@pytest.hookimpl(tryfirst=True)      # antes do xdist, que lê os grupos; depois do sorteio da ordem
 def pytest_collection_modifyitems(config, items):
     for item in items:
         rel = Path(str(item.fspath)).resolve().relative_to(TESTS)
@@ -60,48 +59,6 @@ def pytest_collection_modifyitems(config, items):
             marks.update(FIXTURE_MARKS.get(fixture, ()))
         for m in sorted(marks):
             item.add_marker(getattr(pytest.mark, m))
-    if getattr(config.option, "loadgroup", False):   # só nos processos do xdist com --dist loadgroup
-        _group_for_xdist(items)
-
-
-# Grupos do pytest-xdist (`--dist loadgroup`, o que o `make test` usa): um grupo inteiro roda num
-# processo só, então uma fixture cara é feita uma vez. Um teste que usa uma fixture de escopo de
-# módulo (ou de sessão) definida no próprio arquivo entra no grupo do arquivo; quem usa uma
-# fixture de sessão cara que vários arquivos dividem entra no grupo dela; os outros testes se
-# espalham um a um pelos processos (uma fixture de sessão barata, como o Chromium ou a turma de
-# cenários, é feita uma vez em cada processo). Os ambientes virtuais de .cache/venvs são
-# divididos por trava de arquivo (tests/support/venv_util.py). Os grupos mais caros vão primeiro
-# na fila (`--no-loadscope-reorder`): o processo que pega um deles não fica com a cauda também.
-SHARED_FIXTURE_GROUPS = {"exercises_class": "exercises_class"}
-# os mais caros primeiro, medidos com --durations (bench/results.md, "camadas")
-HEAVY_GROUPS = ("exercises_class", "nbgrader/test_nbgrader_pipeline.py", "grader_e2e/test_grade_scenarios.py",
-                "env/test_binder.py", "site/test_browser.py", "site/test_interativo.py", "env/test_requisitos.py")
-
-
-def _xdist_group(item) -> str | None:
-    rel = Path(str(item.fspath)).resolve().relative_to(TESTS).as_posix()
-    names = getattr(item, "fixturenames", ())
-    for fixture in names:
-        if fixture in SHARED_FIXTURE_GROUPS:
-            return SHARED_FIXTURE_GROUPS[fixture]
-    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-    for fixture in names:
-        for d in defs.get(fixture, ()):
-            if d.scope != "function" and d.baseid.split("::")[0].endswith(".py"):
-                return rel
-    return None
-
-
-def _group_for_xdist(items) -> None:
-    """Marca o grupo de cada teste e põe os grupos caros na frente (a ordem sorteada pelo
-    pytest-randomly fica dentro de cada grupo e entre os outros)."""
-    groups = {}
-    for item in items:
-        groups[item.nodeid] = g = _xdist_group(item)
-        if g is not None:
-            item.add_marker(pytest.mark.xdist_group(g))
-    rank = {g: i for i, g in enumerate(HEAVY_GROUPS)}
-    items.sort(key=lambda it: rank.get(groups[it.nodeid], len(rank)))
 
 
 @functools.cache

@@ -69,7 +69,7 @@ def binder_link(docname: str) -> str:
 def binder(tmp_path_factory):
     venv = cached_venv(ROOT / "binder" / "requirements.txt")
     repo = tmp_path_factory.mktemp("repo")
-    for name in ("pyproject.toml", "_config.yml", "_toc.yml"):
+    for name in ("pyproject.toml", "_config.yml", "_toc.yml", "requirements-aluno.txt"):
         shutil.copy(ROOT / name, repo)
     for name in ("atencao", "binder", "book"):
         shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "_build"))

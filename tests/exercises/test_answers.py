@@ -2,7 +2,7 @@
 Jupyter do aluno: o caderno de solutions/ (testes visíveis e ocultos) com as células trocadas.
 
 Uma plantada falha nas células `zero` e passa em todas as outras; uma justa passa em todas. A
-mesma lista passa pela linha de comando do corretor em tests/grader_e2e/test_answers_cli.py: o
+mesma lista passa pela linha de comando do corretor em tests/grader_e2e/authoring/test_all_solutions.py: o
 que o aluno vê no Jupyter e a nota do corretor têm de concordar."""
 
 from __future__ import annotations

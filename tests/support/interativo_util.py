@@ -57,11 +57,15 @@ def tabela(leitor: Leitor, saidas: bool = False) -> dict[str, str]:
     """Todos os `data-valor` da figura, {nome: texto}, lidos numa chamada só.
 
     Com `saidas`, também o texto de cada `data-saida` (as listas do modelo-lm, que não
-    têm data-valor), com a chave "saida:<nome>": tudo o que a figura mostra ao leitor."""
+    têm data-valor), com a chave "saida:<nome>", e o valor de cada controle, com a chave
+    "controle:<nome>" (os botões − e + de um deslizante mudam o valor que ele mostra, mesmo
+    quando o passo não muda os números): tudo o que a figura mostra ao leitor."""
     return leitor.raiz.evaluate(
         "(r, saidas) => Object.fromEntries([...r.querySelectorAll('[data-valor]')].map("
         "(e) => [e.dataset.valor, e.textContent.trim()]).concat(saidas ? [...r.querySelectorAll('[data-saida]')].map("
-        "(e) => ['saida:' + e.dataset.saida, e.textContent.trim()]) : []))", saidas)
+        "(e) => ['saida:' + e.dataset.saida, e.textContent.trim()]).concat([...r.querySelectorAll('input')].map("
+        "(e, k) => ['controle:' + (e.name || e.id || k), e.type === 'checkbox' ? String(e.checked) : e.value])) : []))",
+        saidas)
 
 
 def esperar_mudar(ler: Callable[[], object], antes, segundos: float = 10.0):

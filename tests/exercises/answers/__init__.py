@@ -13,7 +13,7 @@ listas:
 
 As células não citadas ficam com a solução de referência. As duas listas são conferidas em dois
 lugares: sem kernel, como o Jupyter do aluno (tests/exercises/test_answers.py), e pela linha de
-comando do corretor, numa turma só (tests/grader_e2e/test_answers_cli.py).
+comando do corretor, numa turma só (tests/grader_e2e/authoring/test_all_solutions.py).
 """
 
 from __future__ import annotations

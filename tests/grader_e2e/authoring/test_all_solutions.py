@@ -13,6 +13,13 @@ teste da versão distribuída, o máximo automático do nbgrader), com situaçã
 cada célula de teste com todos os seus pontos; o notebook em branco, zero.
 Uma tarefa cujo teste precisa de algo do kernel do aluno que não atravessa falha aqui
 (era o caso do desafio: 0 de 5, `ok`).
+
+Na mesma turma (e neste arquivo, para que o `--dist loadfile` do `make test` a corrija uma
+vez só), as respostas plantadas e justas de tests/exercises/answers, em pacotes compatíveis
+(`answers.cli.packs`: células diferentes, tarefas zeradas diferentes): cada plantada tira 0
+nas suas células de testes e a nota cheia nas outras; cada justa tira todos os pontos. O
+mesmo contrato roda sem kernel em tests/exercises/test_answers.py: o Jupyter do aluno e a
+nota do corretor concordam.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
+from answers import case_id, cases, cli
 from autograder.core import nbmeta
 from grading import ROOT
 
@@ -75,3 +83,14 @@ def test_every_test_cell_gets_its_points_for_the_solution(corrigido, a):
 def test_untouched_release_gets_zero(corrigido, a):
     row = corrigido["grades"][("branco", a)]
     assert (float(row["score"]), row["status"]) == (0.0, "ok"), row
+
+
+CASES = cases()
+
+
+@pytest.mark.parametrize("slug,kind,i,answer", CASES, ids=[case_id(s, k, i) for s, k, i, _ in CASES])
+def test_answer_gets_its_contract_through_the_grader(exercises_class, slug, kind, i, answer):
+    who = exercises_class["who"]
+    sid = cli.student_of(who, answer)
+    found = cli.problems({sid: who[sid]}, exercises_class["ws"], only=answer)
+    assert not found, "\n".join(found)
