@@ -7,24 +7,17 @@ Os cenários de ponta a ponta (com sandbox) estão em tests/grader_e2e/.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import nbformat
 import pytest
 
-from autograder.core import nbmeta
+import notebooks
 from autograder.worker.cellcode import instructor_cells, is_instructor_code, is_test, student_definitions
 
-ROOT = Path(__file__).resolve().parents[3]
-CAP1 = "01-pontuacoes"
+ROOT, CAP1 = notebooks.ROOT, notebooks.CAP1
 
 
-def _release():
-    return nbformat.read(ROOT / "exercises" / CAP1 / f"{CAP1}.ipynb", as_version=4)
-
-
-def _cell(nb, gid):
-    return next(c for c in nb.cells if nbmeta.grade_id(c) == gid)
+_release, _cell = notebooks.release, notebooks.cell
 
 
 def test_test_cells_with_hidden_parts_run_in_the_harness():

@@ -4,23 +4,15 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
-import nbformat
 
-from autograder.core import nbmeta
+import notebooks
 from autograder.worker import integrity
 
-ROOT = Path(__file__).resolve().parents[3]
-CAP1 = "01-pontuacoes"
+ROOT, CAP1 = notebooks.ROOT, notebooks.CAP1
 
 
-def _release():
-    return nbformat.read(ROOT / "exercises" / CAP1 / f"{CAP1}.ipynb", as_version=4)
-
-
-def _cell(nb, gid):
-    return next(c for c in nb.cells if nbmeta.grade_id(c) == gid)
+_release, _cell = notebooks.release, notebooks.cell
 
 
 def test_answer_cell_claiming_locked_is_restored_and_tampered():
