@@ -8,6 +8,12 @@ da tarefa 1 (um erro custa uma tarefa só).
 
 from answers import Fair, Planted
 
+
+# Sem pacotes na turma do corretor: as plantadas do logsumexp (dobra de logaddexp, último
+# elemento do logcumsumexp) ganharam pontos quando outra plantada do mesmo pacote trocava
+# outra célula (medido em 2026-12-05, make test); cada resposta deste caderno vai sozinha.
+PACK = False
+
 PLANTED = [
     # ---- tarefa 1: a estabilização feita por uma biblioteca
     Planted(

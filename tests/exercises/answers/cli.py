@@ -23,7 +23,7 @@ from pathlib import Path
 
 import nbformat
 
-from answers import Fair, Planted, cases
+from answers import Fair, Planted, cases, load
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -82,7 +82,8 @@ def build_class(dest: Path, slugs=None, pack: bool = False) -> dict:
             by_slug.setdefault(slug, []).append((kind, i, answer))
     who = {}
     for slug, items in by_slug.items():
-        if pack:
+        # um caderno pode recusar os pacotes (PACK = False no módulo de respostas, com o motivo)
+        if pack and getattr(load(slug), "PACK", True):
             groups = [(f"pack{j}", g) for j, g in enumerate(packs(slug, [a for _, _, a in items]))]
         else:
             groups = [(f"{kind}{i}", [a]) for kind, i, a in items]
