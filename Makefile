@@ -119,7 +119,9 @@ PYTEST_ARGS ?=
 # arquivo só, são feitas uma vez). Mais processos que núcleos: boa parte do tempo dessas
 # camadas é espera (o pip, o Chromium desenhando, kernels e subprocessos subindo).
 SLOW_WORKERS ?= 3
-XDIST_GROUPS = -n $(SLOW_WORKERS) --dist loadfile
+# `--no-loadscope-reorder`: os arquivos na ordem da coleta, os mais caros primeiro
+# (HEAVY_FILES em tests/conftest.py), não pelo número de testes de cada um.
+XDIST_GROUPS = -n $(SLOW_WORKERS) --dist loadfile --no-loadscope-reorder
 BOOK_LOG := .cache/livro.log
 
 # dois processos (pytest-xdist), uma thread do OpenMP cada: os 2 núcleos da CI

@@ -45,6 +45,14 @@ FOLDER_MARKS = {
 }
 FIXTURE_MARKS = {"site": ("book",), "browser": ("browser",)}
 
+# Os arquivos mais caros das camadas lentas e quantos segundos cada um levou (fixtures e
+# testes somados) na última medição (bench/results.md, seção "tiers"). O `make e2e` entrega
+# arquivos inteiros aos processos do xdist na ordem da coleta (`--no-loadscope-reorder`):
+# os caros primeiro, para que nenhum comece no fim, com os outros processos já parados.
+# Entre arquivos de mesmo custo (e dentro de cada arquivo) vale a ordem sorteada.
+HEAVY_FILES = {
+}
+
 
 def pytest_configure(config):
     for name, why in NEEDS.items():
@@ -59,6 +67,12 @@ def pytest_collection_modifyitems(config, items):
             marks.update(FIXTURE_MARKS.get(fixture, ()))
         for m in sorted(marks):
             item.add_marker(getattr(pytest.mark, m))
+    # sort estável: depois do sorteio do pytest-randomly (que roda antes, num wrapper)
+    items.sort(key=lambda item: -HEAVY_FILES.get(_relative(item), 0))
+
+
+def _relative(item) -> str:
+    return Path(str(item.fspath)).resolve().relative_to(TESTS).as_posix()
 
 
 @functools.cache

@@ -97,7 +97,20 @@ class _VigiaDeFuncoes(_ModoDeFuncoes):
         return func(*args, **(kwargs or {}))
 
 
-class _sem_atencao_pronta(_sem_atalhos):  # noqa: N801 - usada como `with _sem_atencao_pronta():`
+class _VigiaPelosNomes:
+    """Mistura para um observador que também vê as funções pelo nome (`ver_funcao`)."""
+
+    def iniciar(self):
+        super().iniciar()
+        self._vigia = _VigiaDeFuncoes(self)
+        self._vigia.__enter__()
+
+    def parar(self):
+        self._vigia.__exit__(None, None, None)
+        super().parar()
+
+
+class _sem_atencao_pronta(_VigiaPelosNomes, _sem_atalhos):  # noqa: N801 - usada como `with _sem_atencao_pronta():`
     """Proíbe só as atenções prontas do torch (F.scaled_dot_product_attention, F.multi_head_attention_forward
     e o nn.MultiheadAttention, que usa uma delas): aqui a softmax do torch é permitida, a atenção você escreve."""
 
@@ -114,14 +127,6 @@ class _sem_atencao_pronta(_sem_atalhos):  # noqa: N801 - usada como `with _sem_a
                 self.usadas.append(nome)
             raise AssertionError(self._mensagem(self.usadas))
 
-    def iniciar(self):
-        super().iniciar()
-        self._vigia = _VigiaDeFuncoes(self)
-        self._vigia.__enter__()
-
-    def parar(self):
-        self._vigia.__exit__(None, None, None)
-        super().parar()
 
     @staticmethod
     def _mensagem(usadas):
@@ -251,7 +256,7 @@ def _inteiro_exato(nome, obtido, esperado):
 import torch.autograd.forward_ad as _ad_direto
 
 
-class _ContasAnotadas(_SoPermitidas):
+class _ContasAnotadas(_VigiaPelosNomes, _SoPermitidas):
     """A lista de `_so_permitidas`, mas sem falhar sozinha: anota o que a sua função usou fora
     dela (a derivada pronta também no modo direto: `jacfwd`, `jvp`, `forward_ad`; a conta levada
     para o NumPy), e quem decide é `_conta_a_mao`."""
@@ -276,14 +281,6 @@ class _ContasAnotadas(_SoPermitidas):
         if saida is not None and saida not in self.usadas and len(self.usadas) < 20:
             self.usadas.append(saida)
 
-    def iniciar(self):
-        super().iniciar()
-        self._vigia = _VigiaDeFuncoes(self)
-        self._vigia.__enter__()
-
-    def parar(self):
-        self._vigia.__exit__(None, None, None)
-        super().parar()
 
     def verificar(self, relatorio):
         usadas = relatorio["usadas"]
