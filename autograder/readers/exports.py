@@ -123,8 +123,10 @@ class _Class:
         return self.ids.get(s, Identity(s))
 
     def graded(self, s: str, a: str) -> "Row | None":
-        """A linha do par, se ele foi corrigido (None: nunca corrigido, a nota fica em branco)."""
-        return self.by.get((s, a))
+        """A linha do par, se ele entregou e foi corrigido (None: não entregou ou nunca corrigido,
+        a nota fica em branco e o Moodle diz "Nenhum envio", venha o aluno do zip ou da lista)."""
+        r = self.by.get((s, a))
+        return None if r is None or r.status is Status.MISSING else r
 
 
 def _class(ws: Workspace, rows: "list[Row]") -> _Class:
