@@ -34,7 +34,7 @@ import uuid
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ..box import sandbox
@@ -266,23 +266,9 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
     todo: list[Job] = []
     for s in students:
         for a in assignments:
-            sub = by_key.get((s, a))
-            files = sub.files if sub else {}
-            ts = sub.timestamp.isoformat() if sub and sub.timestamp else None
-            ts_utc = (sub.timestamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
-                      if sub and sub.timestamp else None)
-            _mirror(ws.submitted(s, a), files, ts_utc)
-            job = Job(s, a, job_key(files, ts, infos[a].source_hash, fingerprint), ts, files,
-                      # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
-                      notes=list(sub.notes) if sub else [], participant=sub.participant if sub else None)
+            job, again = _plan_job(ws, opts, infos[a].source_hash, fingerprint, s, a, by_key.get((s, a)))
             jobs.append(job)
-            old = None if opts.redo else read_result(ws.result_path(s, a))
-            if old is not None and old.key != job.key and old.key == job_key(
-                    files, old.timestamp, infos[a].source_hash, fingerprint):
-                # só o horário mudou (a planilha do Moodle chegou depois): a nota fica, o horário vem
-                old.timestamp, old.key = ts, job.key
-                write_result(ws.result_path(s, a), old)
-            elif old is None or old.key != job.key:
+            if again:
                 todo.append(job)
     skipped = len(jobs) - len(todo)
     if skipped:
@@ -294,6 +280,35 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
     merge_results(ws, [r for j in jobs if (r := read_result(ws.result_path(j.student, j.assignment))) is not None])
     set_due_dates(ws, deadlines.due)
     return summary
+
+
+def _plan_job(ws: Workspace, opts: GradeOptions, source_hash: str, fingerprint: str, s: str, a: str,
+              sub) -> tuple["Job", bool]:
+    """A entrega (aluno, tarefa) como tarefa do planejador e se ela precisa ser corrigida.
+
+    Só o horário mudou (a planilha de avaliação do Moodle chegou depois, ou foi baixada de
+    novo): o resultado gravado fica, com o horário novo, sem corrigir de novo. Uma correção
+    sem horário (a planilha não veio desta vez) não apaga o horário que já se sabia."""
+    files = sub.files if sub else {}
+    old = None if opts.redo else read_result(ws.result_path(s, a))
+
+    def same_files(stamp: str | None) -> bool:
+        return old is not None and old.key == job_key(files, stamp, source_hash, fingerprint)
+
+    ts = sub.timestamp.isoformat() if sub and sub.timestamp else None
+    if ts is None and old is not None and old.timestamp and same_files(old.timestamp):
+        ts = old.timestamp
+    ts_utc = (datetime.fromisoformat(ts).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+              if ts else None)
+    _mirror(ws.submitted(s, a), files, ts_utc)
+    job = Job(s, a, job_key(files, ts, source_hash, fingerprint), ts, files,
+              # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
+              notes=list(sub.notes) if sub else [], participant=sub.participant if sub else None)
+    if old is not None and old.key != job.key and same_files(old.timestamp):
+        old.timestamp, old.key = ts, job.key
+        write_result(ws.result_path(s, a), old)
+        return job, False
+    return job, old is None or old.key != job.key
 
 
 @dataclass

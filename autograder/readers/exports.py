@@ -194,7 +194,7 @@ def _moodle_zip(ws: Workspace, out_dir: Path, c: _Class, a: str) -> list[Path]:
     entries = []
     for s in c.students:
         ident = c.ident(s)
-        if not ident.participant:
+        if not ident.participant or c.graded(s, a) is None:     # não entregou: nem nota nem retorno
             continue
         folder = f"{(ident.name or s).replace('_', ' ')}_{ident.participant}_assignsubmission_file_"
         for page in sorted(ws.feedback(s, a).glob("*")):

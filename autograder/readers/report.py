@@ -118,6 +118,8 @@ class Row:
             why.append("detalhes da correção")            # p.ex. erro de sintaxe num notebook ok
         if self.lateness.late:
             why.append(f"atraso de {duration(self.lateness.minutes)}")
+        elif self.lateness.unknown:
+            why.append("atraso não conferido (sem horário de entrega)")
         if self.pending:
             why.append(f"{num(self.pending, ',')} ponto(s) aguardando correção manual")
         return why

@@ -95,6 +95,7 @@ def test_a_row_with_a_deadline_and_no_time_says_lateness_was_not_checked(turma):
     ws, rows = turma["ws"], turma["rows"]
     ana = rows[("Ana-Souza_101", A1)]
     assert ana.lateness.unknown and ana.lateness.text() == UNKNOWN
+    assert "atraso não conferido (sem horário de entrega)" in ana.attention()
     grades = {r["student_id"]: r for r in _csv(ws.root / "grades.csv")}
     assert grades["Ana-Souza_101"]["late"] == "" and UNKNOWN in grades["Ana-Souza_101"]["details"]
     assert grades["Elise-Goncalves_105"]["late"] == "true"
