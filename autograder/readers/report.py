@@ -107,7 +107,8 @@ class Row:
     @property
     def details(self) -> list[str]:
         r = self.result
-        return list(r.details) + list(r.flags) + list(r.notes) + ([self.lateness.text()] if self.lateness.unknown else [])
+        unknown = [self.lateness.text()] if self.lateness.unknown else []     # atraso não conferido
+        return list(r.details) + list(r.flags) + list(r.notes) + unknown
 
     def attention(self) -> list[str]:
         """Por que esta linha pede atenção (vazia: não pede). Não entregue não é motivo."""

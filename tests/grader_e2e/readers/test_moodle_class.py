@@ -129,8 +129,9 @@ def test_graded_notebook_and_feedback_show_the_grades_scoreboard(turma):
     assert "Placar da correção" in board and EMPTY not in board
     assert "❌ Tarefa 1 — vezes 2: 0 de 2 pontos (falhou nos testes visíveis)" in board
     page = (ws.feedback(IDS[ANA], A) / f"{A}.html").read_text(encoding="utf-8")
-    assert "✅ Tarefa 1 — vezes 2: 2 de 2 pontos" in page and EMPTY not in page
-    assert re.search(r'<details class="ag-recolhida">.*?import numpy as np.*?</details>', page, re.S)
+    board = page[page.index("Placar da correção ("):]        # a saída da célula do placar, no fim da página
+    assert "✅ Tarefa 1 — vezes 2: 2 de 2 pontos" in board and EMPTY not in board
+    assert re.search(r'<details class="ag-recolhida">.*?numpy.*?</details>', page, re.S)
 
 
 @needs_bwrap
