@@ -6,15 +6,17 @@ de cada pasta estão em tests/grader/<pasta>/ e os de ponta a ponta (na sandbox)
 tests/grader_e2e/.
 
     core/       o vocabulário: resultados e situações, prazos, o workspace e os caminhos
-                dele, os metadados do nbgrader, as configurações, o formatador de números;
-                não importa nada do corretor
-    collect/    as entregas que chegam: pastas, zips, Moodle, Blackboard, `--pattern`
+                dele, os metadados do nbgrader, as configurações, o formatador de números,
+                o placar da correção (gradeboard.py); não importa nada do corretor
+    collect/    as entregas que chegam: pastas, zips, Moodle, Blackboard, `--pattern`; os
+                horários da planilha de avaliação do Moodle (moodle_sheet.py)
     plan/       o processo que planeja (`grade`): o que corrigir, o Dask, os resultados
     worker/     uma tarefa do Dask = um notebook: entrada, laço das células, pontos
     box/        o processo do kernel na sandbox: lançador, bubblewrap, cgroups, molde
     wire/       o texto injetado nos dois kernels: codec, mensagens, os dois lados
     store/      o que fica no workspace: arquivos de resultado, gradebook, identidades
-    readers/    as linhas de nota calculadas uma vez -> CSVs, relatório, retornos, AVA
+    readers/    as linhas de nota calculadas uma vez -> CSVs, relatório, retornos, AVA; o que
+                falta nelas, dito às claras (gaps.py: quem não entregou, atraso sem horário)
     insight/    a turma vista de cima: respostas parecidas, os erros da turma (ainda fora
                 do relatório)
     authoring/  fontes dos exercícios (fontes/) -> solutions/ -> exercises/

@@ -165,6 +165,10 @@ def _grade_parser(sub) -> None:
     _opt(g, "--pattern", "--padrao", default=None, metavar="REGEX",
          help="regex para os nomes dentro do zip, com grupos (?P<student>...), "
               "(?P<assignment>...), (?P<notebook>...), (?P<timestamp>...)")
+    g.add_argument("--moodle-worksheet", action="append", default=[], metavar="[TAREFA=]ARQUIVO",
+                   help="planilha de avaliação baixada do Moodle (\"Baixar planilha de avaliação\"): os "
+                        "horários de entrega de cada participante, que o zip do Moodle não traz (repetível; "
+                        "com uma tarefa só, basta o arquivo)")
     _opt(g, "--force", "--refazer", action="store_true",
          help="corrige de novo mesmo o que já estava corrigido")
     _opt(g, "--no-feedback", "--sem-feedback", action="store_true", help="não gera o feedback HTML")
@@ -276,7 +280,10 @@ def publish(ws, deadlines, fmt, assignments, out: Outputs) -> tuple[list, int]:
     from .store.identities import identities
     from .readers.exports import write_exports
     from .readers.report import collect, write_csvs, write_report
+    from .readers.gaps import unknown_lateness
     rows = collect(ws, deadlines, assignments)
+    if (warn := unknown_lateness(rows)):
+        print(f"AVISO: {warn}", file=sys.stderr)
     rc = 0
     if out.csvs:
         write_csvs(ws, rows, fmt)
@@ -353,6 +360,8 @@ def cmd_deadlines(args) -> int:
                              no_zero=args.no_zero_after, remove=args.remove)
     except ValueError as e:
         return _err(e)
+    from .store.gradebook import set_due_dates
+    set_due_dates(ws, d.due)          # o formgrader mostra o prazo novo
     print(f"fuso: {d.tz}")
     for a in sorted(d.due):
         print(f"{a}: {d.due[a].astimezone(d.tz).strftime('%d/%m/%Y %H:%M')}")
@@ -398,6 +407,7 @@ def _cmd_grade(args) -> int:
         args.submissions, assignments=args.assignment, jobs=args.jobs, cell_timeout=args.cell_timeout,
         notebook_timeout=args.notebook_timeout, memory_mib=args.memory, cpus=args.cpus, nproc=args.max_processes,
         disk_mib=args.disk, use_sandbox=not args.no_sandbox, use_zygote=not args.no_zygote, pattern=args.pattern, tz=args.timezone,
+        worksheets=args.moodle_worksheet,
         deadlines=args.deadline, redo=args.force, tty=False if args.no_progress else None,
         scheduler=args.scheduler, client=getattr(args, "client", None))
     try:

@@ -2,7 +2,8 @@
 cada uma vira uma `Submission` (aluno, tarefa, arquivos). Nada aqui corrige.
 
 Portas: `gather` e `collect` (aqui); submissions.py junta por (aluno, tarefa) e escolhe os ids;
-folders.py lê uma pasta, zips.py um zip.
+folders.py lê uma pasta, zips.py um zip; moodle_sheet.py, os horários da planilha de avaliação
+do Moodle (o zip do Moodle não os traz).
 """
 
 from __future__ import annotations

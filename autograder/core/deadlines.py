@@ -76,6 +76,10 @@ class LatePolicy:
             raise ValueError(f"zero após quantos dias? esperava 0 ou mais; veio {self.zero_after_days}")
 
 
+# O que toda saída diz de uma entrega sem horário numa tarefa com prazo (nunca "no prazo").
+UNKNOWN = "Sem horário de entrega: o atraso não foi conferido."
+
+
 @dataclass(frozen=True)
 class Lateness:
     """O atraso de uma entrega e a multa que ele dá."""
@@ -84,11 +88,14 @@ class Lateness:
     late: bool = False           # passou do prazo + tolerância
     days: int = 0                # dias começados de atraso (para a multa)
     penalty: float = 0.0         # pontos descontados
+    unknown: bool = False        # a tarefa tem prazo, mas a entrega não tem horário (zip do Moodle)
 
     def text(self, on_time: bool = True) -> str:
         """O atraso em palavras, o mesmo em toda saída (planilhas, relatório, página do aluno):
         "Entregue com atraso de 34 h 16 min. Multa por atraso: 1,5 ponto(s)."; com
         `on_time=False`, vazio para o que chegou no prazo."""
+        if self.unknown:
+            return UNKNOWN
         if self.minutes is None:
             return ""
         if not self.late:
@@ -117,6 +124,8 @@ class Deadlines:
         return 0 if delta <= 0 else int(-(-delta // 60))
 
     def lateness(self, assignment: str, ts: datetime | None, max_score: float) -> Lateness:
+        if ts is None and assignment in self.due:
+            return Lateness(None, unknown=True)
         minutes = self.late_minutes(assignment, ts)
         if minutes is None or minutes <= self.policy.grace_minutes:
             return Lateness(minutes)

@@ -34,7 +34,7 @@ import uuid
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ..box import sandbox
@@ -42,7 +42,7 @@ from ..core import student_seed
 from ..core.workspace import Workspace
 from ..core.deadlines import update_deadlines
 from ..core.settings import ExecSettings
-from ..store.gradebook import merge_results, seed_bytes
+from ..store.gradebook import merge_results, seed_bytes, set_due_dates
 from ..collect.submissions import pick_notebook
 from .progress import Progress
 from ..core.results import VERSION, JobResult
@@ -76,6 +76,7 @@ class GradeOptions:
     tty: bool | None = None
     scheduler: str | None = None        # endereço ou arquivo de um agendador Dask; None: LocalCluster
     client: object | None = None        # um distributed.Client já aberto (API em Python; não é fechado)
+    worksheets: list[str] = field(default_factory=list)   # [TAREFA=]planilha de avaliação do Moodle (horários)
 
 
 @dataclass
@@ -141,8 +142,9 @@ def notebook_names(ws: Workspace, assignment: str) -> list[str]:
 
 
 def assigned_set(given: list[str], due: dict, available: list[str]) -> list[str] | None:
-    """As tarefas dadas: as de --assignment; sem elas, as que têm prazo no workspace;
-    None se não há nenhuma das duas (decide-se pelas entregas)."""
+    """As tarefas que podem ser corrigidas: as de --assignment; sem elas, as que têm prazo no
+    workspace (das quais só as entregues são corrigidas, em `_collect`); None se não há nenhuma
+    das duas (decide-se pelas entregas)."""
     if given:
         return sorted(set(given))
     if due:
@@ -171,11 +173,18 @@ def _collect(ws: Workspace, opts: GradeOptions, tz, assignments: list[str] | Non
             f"{len(got.undecided)} arquivo(s) de entrega sem tarefa conhecida (o nome do notebook não "
             f"diz a tarefa):\n  {shown}\nDiga qual é a tarefa com --assignment TAREFA "
             f"(tarefas: {', '.join(available)}). Nada foi corrigido.")
+    handed_in = {s.assignment for s in subs if s.files}
     if assignments is None:      # nem --assignment nem prazo: as tarefas que alguém entregou
-        assignments = sorted({s.assignment for s in subs if s.files})
+        assignments = sorted(handed_in)
         if assignments:
             say(f"sem --assignment nem prazos no workspace: corrigindo as tarefas entregues "
                 f"({', '.join(assignments)})")
+    elif not opts.assignments:   # as tarefas com prazo, mas só as que alguém entregou (issue 41)
+        empty = [a for a in assignments if a not in handed_in]
+        assignments = [a for a in assignments if a in handed_in]
+        if empty and assignments:
+            say(f"sem entregas de {', '.join(empty)} em {Path(opts.submissions).name}: "
+                f"corrigindo só {', '.join(assignments)} (nenhuma linha nem planilha para as outras)")
     subs = [s for s in subs if s.assignment in assignments]
     for w in warns:
         say(f"aviso: {w}")
@@ -186,6 +195,30 @@ def _collect(ws: Workspace, opts: GradeOptions, tz, assignments: list[str] | Non
     record_identities(ws, subs)
 
     return assignments, subs
+
+
+def _moodle_times(opts: GradeOptions, assignments: list[str], available: list[str], subs, tz) -> None:
+    """Os horários de entrega das planilhas de avaliação do Moodle (`--moodle-worksheet
+    [TAREFA=]ARQUIVO`), nas entregas do zip, pelo número de participante (collect/moodle_sheet.py)."""
+    from ..collect.moodle_sheet import apply_times, read_worksheet
+    for spec in opts.worksheets:
+        a, sep, path = spec.partition("=")
+        if not sep or a not in available:
+            a, path = None, spec
+        if a is None:
+            if len(assignments) != 1:
+                raise GradeError(f"--moodle-worksheet {spec}: de qual tarefa é a planilha? Com mais de uma "
+                                 f"tarefa ({', '.join(assignments)}), use --moodle-worksheet TAREFA=ARQUIVO")
+            a = assignments[0]
+        if a not in assignments:
+            say(f"aviso: --moodle-worksheet {spec}: a tarefa {a} não está sendo corrigida; planilha ignorada")
+            continue
+        try:
+            sheet = read_worksheet(Path(path), tz)
+        except ValueError as e:
+            raise GradeError(str(e)) from None
+        for w in apply_times(sheet, subs, a):
+            say(f"aviso: {w}")
 
 
 def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
@@ -219,6 +252,7 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
     assignments = assigned_set(opts.assignments, deadlines.due, available)
 
     assignments, subs = _collect(ws, opts, deadlines.tz, assignments, available, summary)
+    _moodle_times(opts, assignments, available, subs, deadlines.tz)
     say(f"preparando {len(assignments)} tarefa(s) no workspace {ws.root} ...")
     infos = ws.prepare(assignments)
     by_key = {(s.student, s.assignment): s for s in subs}
@@ -232,18 +266,9 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
     todo: list[Job] = []
     for s in students:
         for a in assignments:
-            sub = by_key.get((s, a))
-            files = sub.files if sub else {}
-            ts = sub.timestamp.isoformat() if sub and sub.timestamp else None
-            ts_utc = (sub.timestamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
-                      if sub and sub.timestamp else None)
-            _mirror(ws.submitted(s, a), files, ts_utc)
-            job = Job(s, a, job_key(files, ts, infos[a].source_hash, fingerprint), ts, files,
-                      # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
-                      notes=list(sub.notes) if sub else [], participant=sub.participant if sub else None)
+            job, again = _plan_job(ws, opts, infos[a].source_hash, fingerprint, s, a, by_key.get((s, a)))
             jobs.append(job)
-            old = None if opts.redo else read_result(ws.result_path(s, a))
-            if old is None or old.key != job.key:
+            if again:
                 todo.append(job)
     skipped = len(jobs) - len(todo)
     if skipped:
@@ -253,7 +278,37 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
     if todo:
         _grade_on_dask(ws, opts, infos, todo, students, summary)
     merge_results(ws, [r for j in jobs if (r := read_result(ws.result_path(j.student, j.assignment))) is not None])
+    set_due_dates(ws, deadlines.due)
     return summary
+
+
+def _plan_job(ws: Workspace, opts: GradeOptions, source_hash: str, fingerprint: str, s: str, a: str,
+              sub) -> tuple["Job", bool]:
+    """A entrega (aluno, tarefa) como tarefa do planejador e se ela precisa ser corrigida.
+
+    Só o horário mudou (a planilha de avaliação do Moodle chegou depois, ou foi baixada de
+    novo): o resultado gravado fica, com o horário novo, sem corrigir de novo. Uma correção
+    sem horário (a planilha não veio desta vez) não apaga o horário que já se sabia."""
+    files = sub.files if sub else {}
+    old = None if opts.redo else read_result(ws.result_path(s, a))
+
+    def same_files(stamp: str | None) -> bool:
+        return old is not None and old.key == job_key(files, stamp, source_hash, fingerprint)
+
+    ts = sub.timestamp.isoformat() if sub and sub.timestamp else None
+    if ts is None and old is not None and old.timestamp and same_files(old.timestamp):
+        ts = old.timestamp
+    ts_utc = (datetime.fromisoformat(ts).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+              if ts else None)
+    _mirror(ws.submitted(s, a), files, ts_utc)
+    job = Job(s, a, job_key(files, ts, source_hash, fingerprint), ts, files,
+              # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
+              notes=list(sub.notes) if sub else [], participant=sub.participant if sub else None)
+    if old is not None and old.key != job.key and same_files(old.timestamp):
+        old.timestamp, old.key = ts, job.key
+        write_result(ws.result_path(s, a), old)
+        return job, False
+    return job, old is None or old.key != job.key
 
 
 @dataclass

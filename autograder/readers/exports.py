@@ -123,8 +123,10 @@ class _Class:
         return self.ids.get(s, Identity(s))
 
     def graded(self, s: str, a: str) -> "Row | None":
-        """A linha do par, se ele foi corrigido (None: nunca corrigido, a nota fica em branco)."""
-        return self.by.get((s, a))
+        """A linha do par, se ele entregou e foi corrigido (None: não entregou ou nunca corrigido,
+        a nota fica em branco e o Moodle diz "Nenhum envio", venha o aluno do zip ou da lista)."""
+        r = self.by.get((s, a))
+        return None if r is None or r.status is Status.MISSING else r
 
 
 def _class(ws: Workspace, rows: "list[Row]") -> _Class:
@@ -192,7 +194,7 @@ def _moodle_zip(ws: Workspace, out_dir: Path, c: _Class, a: str) -> list[Path]:
     entries = []
     for s in c.students:
         ident = c.ident(s)
-        if not ident.participant:
+        if not ident.participant or c.graded(s, a) is None:     # não entregou: nem nota nem retorno
             continue
         folder = f"{(ident.name or s).replace('_', ' ')}_{ident.participant}_assignsubmission_file_"
         for page in sorted(ws.feedback(s, a).glob("*")):

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..core import nbmeta
+from ..core import gradeboard, nbmeta
 from ..core.workspace import Workspace
 from ..core.deadlines import Deadlines
 from .report import Row
@@ -366,6 +366,14 @@ def _annotate(nb, row: Row, name: str) -> None:
         m["score"], m["points"], m["title"], m["comment"] = q.score, q.q.max_score, q.q.title, q.comment
 
 
+def _scoreboard(nb, row: Row, name: str) -> None:
+    """A célula `placar()` mostra a nota desta página (manuais inclusive), nunca o placar vazio
+    do kernel do aluno (issue 41)."""
+    gradeboard.fill(nb, [gradeboard.Line(q.q.title, q.q.kind, q.score, q.q.max_score, q.q.visible_passed,
+                                         q.q.hidden_passed, q.manual)
+                         for q in row.questions if q.notebook == name])
+
+
 def _page_key(row: Row, name: str, src_bytes: bytes, display: str, template: str) -> str:
     r = row.result
     nbr = next(n for n in r.notebooks if n.notebook == name)
@@ -401,6 +409,7 @@ class _Pages:
         nb = student_view(nbformat.read(src, as_version=4),
                           nbformat.read(self.ws.release(a) / f"{name}.ipynb", as_version=4))
         _annotate(nb, row, name)
+        _scoreboard(nb, row, name)
         page, _ = self._exporter.from_notebook_node(nb, resources=_header(row, name, display,
                                                                         self._mathjax).resources())
         return page, student_lines(nb)

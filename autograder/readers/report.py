@@ -107,7 +107,8 @@ class Row:
     @property
     def details(self) -> list[str]:
         r = self.result
-        return list(r.details) + list(r.flags) + list(r.notes)
+        unknown = [self.lateness.text()] if self.lateness.unknown else []     # atraso não conferido
+        return list(r.details) + list(r.flags) + list(r.notes) + unknown
 
     def attention(self) -> list[str]:
         """Por que esta linha pede atenção (vazia: não pede). Não entregue não é motivo."""
@@ -118,6 +119,8 @@ class Row:
             why.append("detalhes da correção")            # p.ex. erro de sintaxe num notebook ok
         if self.lateness.late:
             why.append(f"atraso de {duration(self.lateness.minutes)}")
+        elif self.lateness.unknown:
+            why.append("atraso não conferido (sem horário de entrega)")
         if self.pending:
             why.append(f"{num(self.pending, ',')} ponto(s) aguardando correção manual")
         return why
@@ -125,7 +128,8 @@ class Row:
 
 def collect(ws: Workspace, deadlines: Deadlines, assignments=None) -> list[Row]:
     """As linhas da turma: resultados + notas manuais e comentários + atraso e multa."""
-    results = load_results(ws, assignments)
+    from .gaps import complete
+    results = complete(ws, load_results(ws, assignments))     # sem tarefa de zeros; quem faltou, igual
     marks: dict = read_marks(ws, {r.assignment for r in results}) if results else {}
     rows = []
     titles: dict[tuple[str, str], dict[str, str]] = {}
@@ -270,6 +274,8 @@ def write_report(ws: Workspace, rows: list[Row], deadlines: Deadlines) -> Path:
         for q in g.questions:
             if q.q.kind == "test":
                 q_by_a.setdefault(g.assignment, []).append(q)
+    from . import gaps
+    known = gaps.names(ws)
     statuses = list(Status)
     e = html.escape
     parts = ['<!DOCTYPE html><html lang="pt-BR"><head><meta charset="utf-8">',
@@ -281,6 +287,8 @@ def write_report(ws: Workspace, rows: list[Row], deadlines: Deadlines) -> Path:
     parts.append(f"<p>{len({g.student for g in rows})} aluno(s), {len(by_a)} tarefa(s), "
                  f"{len(rows)} linha(s) em <code>grades.csv</code>. Prazos no fuso {e(str(deadlines.tz))}; "
                  f"{e(deadlines.describe_policy())}.</p>")
+    if (warn := gaps.unknown_lateness(rows)):
+        parts.append(f'<p style="color:#b35900"><b>Atenção:</b> {e(warn)}</p>')
     parts.append("<h2>Resumo por tarefa</h2><table><tr><th>tarefa</th><th>prazo</th><th>alunos</th><th>média</th>"
                  "<th>mediana</th><th>máximo</th><th>atrasados</th><th>aguardando correção manual</th>"
                  + "".join(f"<th>{e(s.pt)}</th>" for s in statuses) + "</tr>")
@@ -308,12 +316,16 @@ def write_report(ws: Workspace, rows: list[Row], deadlines: Deadlines) -> Path:
         parts.append("<table><tr><th>aluno</th><th>tarefa</th><th>nota</th><th>por quê</th>"
                      "<th>detalhes</th></tr>")
         for g, why in attention:
-            parts.append(f"<tr><td>{e(g.student)}</td><td>{e(g.assignment)}</td>"
+            parts.append(f"<tr><td>{e(gaps.label(g.student, known))}</td><td>{e(g.assignment)}</td>"
                          f"<td class=n>{e(num(g.score, ','))} / {e(num(g.max_score, ','))}</td>"
                          f"<td>{e('; '.join(why))}</td><td>{e(' | '.join(g.details))}</td></tr>")
         parts.append("</table>")
     else:
         parts.append("<p>Nenhuma.</p>")
+    absent = gaps.absent_by_assignment(rows, known)
+    parts.append(f"<h2>Não entregaram ({sum(map(len, absent.values()))})</h2>")
+    parts.append("".join(f"<p><b>{e(a)}</b>: {e(', '.join(who))}</p>" for a, who in sorted(absent.items()))
+                 or "<p>Ninguém.</p>")
     parts.append("</body></html>\n")
     out = ws.root / "relatorio" / "index.html"
     out.parent.mkdir(exist_ok=True)

@@ -2,6 +2,7 @@
 
 - `merge_results` leva as notas automáticas dos `JobResult` para o gradebook
   (um só escritor, no fim da correção), sem apagar as notas manuais;
+- `set_due_dates` grava o prazo de cada tarefa (o formgrader mostra a "Due Date");
 - `read_marks` devolve o que o professor deu à mão no formgrader: a nota
   manual de cada célula e o comentário (`Comment.manual_comment` da API do
   nbgrader), para os CSVs, as exportações, o relatório e o feedback.
@@ -117,6 +118,23 @@ def merge_results(ws: Workspace, results: Iterable[JobResult]) -> None:
                         continue
                     g.auto_score = q.score
                     g.needs_manual_grade = g.manual_score is not None or q.score is None
+        gb.db.commit()
+
+
+def set_due_dates(ws: Workspace, due: dict) -> None:
+    """O prazo de cada tarefa no gradebook (`Assignment.duedate`, em UTC sem fuso, como o
+    nbgrader guarda): o formgrader mostra a "Due Date" de prazos.toml (não "None") e conta o
+    atraso das entregas como o corretor. Tarefa sem prazo no workspace: sem prazo no gradebook."""
+    from nbgrader.api import Assignment, Gradebook
+    _quiet()
+    if not ws.db_path.exists():
+        return
+    with Gradebook(ws.db_url) as gb:
+        for asg in gb.db.query(Assignment).all():
+            d = due.get(asg.name)
+            want = d.astimezone(timezone.utc).replace(tzinfo=None) if d is not None else None
+            if asg.duedate != want:
+                asg.duedate = want
         gb.db.commit()
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..core import nbmeta
+from ..core import gradeboard, nbmeta
 from . import cellcode, integrity
 from ..core.workspace import AssignmentInfo, Workspace, nbgrader_config
 from .executor import ExecOutcome, execute_notebook
@@ -549,6 +549,9 @@ def score(nb, resources: dict, config, res: NotebookResult, outcome: ExecOutcome
             q.score, q.needs_manual = g.auto_score, bool(g.needs_manual_grade)
             q.visible_passed = all(vis) if vis else None
             q.hidden_passed = all(hid) if hid else None
+    # o placar do notebook é o da nota (o kernel do aluno não viu os testes; issue 41)
+    gradeboard.fill(nb, [gradeboard.Line(q.title, q.kind, q.score, q.max_score, q.visible_passed,
+                                         q.hidden_passed) for q in res.questions])
     statuses = [outcome.status]
     if tampered:
         statuses.append(Status.TAMPERED)

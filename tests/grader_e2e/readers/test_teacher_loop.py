@@ -359,9 +359,11 @@ def page(loop, s, a) -> str:
 @needs_bwrap
 def test_only_the_assigned_work_is_graded_and_reported(loop):
     ws = loop["ws"]
+    # davi (só da lista) não entregou nada: as mesmas linhas `missing` que bruno/A2 (issue 41)
     assert sorted(loop["rows"]) == [("ana", A1), ("ana", A2), ("bruno", A1), ("bruno", A2),
-                                    ("carla", A1), ("carla", A2)]
+                                    ("carla", A1), ("carla", A2), ("davi", A1), ("davi", A2)]
     assert loop["rows"][("bruno", A2)]["status"] == "missing"
+    assert [loop["rows"][("davi", a)]["status"] for a in (A1, A2)] == ["missing", "missing"]
     for f in ws.root.rglob("*"):
         assert UNASSIGNED not in str(f.relative_to(ws.root)), f
         if f.is_file() and f.suffix in (".csv", ".html", ".json", ".toml"):
@@ -419,7 +421,7 @@ def test_wide_table_one_row_per_student_one_column_per_assignment(loop):
     by = {r["student_id"]: r for r in rows}
     assert sorted(by) == ["ana", "bruno", "carla", "davi"]            # davi: da lista, sem entrega
     assert (by["ana"][A1], by["ana"]["email"], by["ana"]["participant"]) == ("6", "ana@exemplo.br", "1001")
-    # davi (só da lista) nunca foi corrigido: em branco, não 0 (um 0 iria para o AVA)
+    # davi (só da lista) e bruno/A2 não entregaram: em branco, não 0 (um 0 iria para o AVA)
     assert (by["davi"][A1], by["davi"]["total"], by["davi"]["max_total"]) == ("", "", "12")
     g = loop["rows"]
     for s in ("ana", "bruno", "carla"):
@@ -441,7 +443,7 @@ def test_moodle_grading_worksheet_parses_as_moodle_reads_it(loop):
     assert (float(by[1001]["Nota"]), float(by[1001]["Nota máxima"])) == (6.0, 6.0)
     assert COMMENT in by[1001]["Comentários de feedback"]
     assert "atraso de 2 h 11 min" in by[1003]["Comentários de feedback"]
-    assert by[1004]["Nota"] == "" and by[1004]["Status"] == "Nenhum envio"      # davi: nunca corrigido
+    assert by[1004]["Nota"] == "" and by[1004]["Status"] == "Nenhum envio"      # davi: não entregou
 
 
 @needs_bwrap
