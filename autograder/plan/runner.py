@@ -118,6 +118,12 @@ def job_key(files: dict[str, bytes], timestamp: str | None, source_hash: str, fi
     return h.hexdigest()
 
 
+def keyed_files(files, refused: list[str]):
+    """O que entra na chave de uma entrega: os arquivos, ou o motivo da recusa (um teto maior na
+    próxima correção muda a chave, e a entrega é corrigida)."""
+    return {"\0recusada": "\n".join(refused).encode()} if refused else files
+
+
 def _mirror(dest: Path, files, timestamp_utc: str | None) -> None:
     """Faz submitted/<aluno>/<tarefa>/ igual à entrega (só reescreve se mudou). A entrega só tem
     os arquivos que a correção usa (collect/, `needed`); um arquivo de cada vez na memória."""
@@ -249,8 +255,7 @@ def _plan(ws: Workspace, opts: GradeOptions, assignments: list[str], subs, summa
             ts_utc = (sub.timestamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
                       if sub and sub.timestamp else None)
             _mirror(ws.submitted(s, a), files, ts_utc)
-            keyed = {"\0recusada": "\n".join(refused).encode()} if refused else files
-            job = Job(s, a, job_key(keyed, ts, infos[a].source_hash, fingerprint), ts, files,
+            job = Job(s, a, job_key(keyed_files(files, refused), ts, infos[a].source_hash, fingerprint), ts, files,
                       # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
                       notes=list(sub.notes) if sub else [], participant=sub.participant if sub else None,
                       refused=refused)
