@@ -72,3 +72,16 @@ def test_tasks_carry_no_bytes_until_they_are_sent(tmp_path):
     load = TaskLoader({A: INFO}, todo)
     full = [load(t) for t in tasks]
     assert [(t.raw, t.files, t.note) for t in full] == [(NB, {}, None), (NB + b" ", {}, tasks[1].note)]
+
+
+def test_a_spool_left_by_a_killed_run_is_cleaned_at_the_next(tmp_path):
+    """Um `grade` morto (kill -9) deixa os bytes da coleta em `.autograder/coleta-*`: o próximo,
+    com a trava na mão, os apaga junto com as outras sobras."""
+    from autograder.collect.spool import Spool
+    from autograder.plan import lock
+    ws = tmp_path / "ws"
+    left = Spool(ws / ".autograder")
+    left.put(NB)
+    left._cleanup.detach()                 # como se o processo tivesse morrido sem limpar
+    gone = lock.clean_leftovers(ws)
+    assert str(left.dir) in gone and not left.dir.exists()
