@@ -177,15 +177,16 @@ def _grade_parser(sub) -> None:
 
 def _collect_limit_args(g) -> None:
     """Os tetos da coleta (core/settings.py, `CollectLimits`): só contam os notebooks extraídos."""
+    from .core.fmt import integer
     from .core.settings import MIB, CollectLimits
     d = CollectLimits()
     g.add_argument("--max-zip-mib", type=_positive(int), default=d.zip // MIB, metavar="MIB",
                    help="teto da soma dos notebooks extraídos de cada zip (o da turma e cada zip de "
                         f"aluno dentro dele), em MiB; quem passaria dele tem a entrega recusada, os "
-                        f"maiores primeiro (padrão: {d.zip // MIB})")
+                        f"maiores primeiro (padrão: {integer(d.zip // MIB)})")
     g.add_argument("--max-class-mib", type=_positive(int), default=d.klass // MIB, metavar="MIB",
                    help="teto da soma dos notebooks extraídos da turma inteira, em MiB "
-                        f"(padrão: {d.klass // MIB})")
+                        f"(padrão: {integer(d.klass // MIB)})")
     g.add_argument("--max-ratio", type=_positive_decimal, default=d.ratio, metavar="N",
                    help="teto da razão descomprimido/comprimido de um arquivo do zip acima de "
                         f"{d.ratio_floor // MIB} MiB (padrão: {d.ratio:g}); acima disso, a entrega "

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from ..core.deadlines import parse_time
+from ..core.fmt import integer, num
 from .spool import OverCap
 from .submissions import (MOODLE_FLAT, MOODLE_FOLDER, READ_ERRORS, Collector, Submission, is_link,
                           mib)
@@ -101,8 +102,8 @@ def _ratio_cap(c: Collector, info: zipfile.ZipInfo) -> int:
 
 
 def _ratio_why(c: Collector, e: _Entry, size: int) -> str:
-    ratio = size / max(e.info.compress_size, 1)
-    return (f"{e.rel} descomprime {ratio:.0f} vezes o tamanho comprimido (teto: {c.limits.ratio:.0f} "
+    ratio = integer(round(size / max(e.info.compress_size, 1)))
+    return (f"{e.rel} descomprime {ratio} vezes o tamanho comprimido (teto: {num(c.limits.ratio, ',')} "
             "vezes acima de " + mib(c.limits.ratio_floor) + "; mude com --max-ratio)")
 
 
