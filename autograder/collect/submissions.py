@@ -220,19 +220,6 @@ class Collector:
         sub.refused.append(f"entrega recusada: {why}")           # vai para os detalhes da linha
         self.warnings.append(f"{sub.name}: entrega recusada ({sub.assignment}): {why}")
 
-    def add(self, student_raw: str, assignment: str | None, rel: str, data: bytes,
-             timestamp: datetime | None, origin: str, participant: str | None = None):
-        """Um arquivo já lido (bytes na memória): confere os tetos e guarda."""
-        got = self.admit(student_raw, assignment, rel, origin, participant, len(data))
-        if got is None:
-            return
-        sub, rel = got
-        over = [why for cap, why in self.caps(sub) if len(data) > cap]
-        if over:
-            self.refuse(sub, f"{rel}: {over[0]}")
-            return
-        self.store(sub, rel, self.spool.put(data), len(data), timestamp, origin)
-
     def store(self, sub: Submission, rel: str, path: Path, size: int,
               timestamp: datetime | None, origin: str) -> None:
         """Guarda um arquivo que já está no spool (os tetos já foram conferidos por quem leu)."""
