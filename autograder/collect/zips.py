@@ -127,11 +127,12 @@ def _precheck(c: Collector, entries: list[_Entry], label: str) -> None:
         if first.sub is not None and n > c.limits.student:
             c.refuse(first.sub, f"o zip declara {mib(n)} em notebooks (teto por aluno e tarefa: "
                                 f"{mib(c.limits.student)})")
-    alive = sorted(((n, k) for k, (first, n) in per.items() if not any(s.refused for s in _owners(c, first))),
-                   reverse=True)
-    total = sum(n for n, _k in alive)
+    # quem declara mais sai primeiro; no empate, quem vem depois no zip (a ordem não depende da memória)
+    alive = sorted(((n, first.origin, k) for k, (first, n) in per.items()
+                    if not any(s.refused for s in _owners(c, first))), reverse=True)
+    total = sum(n for n, _o, _k in alive)
     room = min(c.limits.zip, c.limits.klass - c.class_bytes)
-    for n, k in alive:
+    for n, _origin, k in alive:
         if total <= room:
             break
         first = per[k][0]

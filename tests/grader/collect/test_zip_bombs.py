@@ -211,3 +211,15 @@ def test_extraction_counts_bytes_and_stops_at_the_cap(tmp_path):
     assert _spool_bytes(spool) == 0                    # e não deixou nada no disco
     path, n = spool.put_stream(io.BytesIO(b"abc"), 3)
     assert n == 3 and path.read_bytes() == b"abc"
+
+
+def test_equal_submissions_over_the_zip_cap_are_refused_from_the_end(tmp_path):
+    """Empate no tamanho declarado: quem vem depois no zip sai primeiro, sempre o mesmo."""
+    r = random.Random(3)
+    z = tmp_path / "t.zip"
+    with zipfile.ZipFile(z, "w") as f:
+        for name in ["dora", "ana", "caio", "bia"]:
+            f.writestr(f"{name}/{A}/{A}.ipynb", r.randbytes(100 * 1024))
+    for _ in range(3):
+        subs = _by(gather(z, COURSE, TZ, limits=CollectLimits(zip=250 * 1024)))
+        assert [n for n in sorted(subs) if subs[n].refused] == ["caio", "dora"]
