@@ -155,6 +155,7 @@ def _grade_parser(sub) -> None:
     _opt(g, "--disk", "--disco", type=_positive(int), default=DEFAULTS.disk_mib, metavar="MIB",
          help="espaço para escrever na pasta do notebook e no HOME do kernel, em MiB "
               f"(padrão: {DEFAULTS.disk_mib})")
+    _collect_limit_args(g)
     _opt(g, "--no-sandbox", "--sem-sandbox", action="store_true",
          help="corrige sem bubblewrap (PERIGOSO: o código dos alunos roda com os seus direitos)")
     _opt(g, "--no-zygote", "--sem-molde", action="store_true",
@@ -176,6 +177,29 @@ def _grade_parser(sub) -> None:
          help="não gera o relatório com gráficos nem as exportações")
     _opt(g, "--no-progress", "--sem-barra", action="store_true",
          help="progresso em linhas de texto mesmo num terminal")
+
+
+def _collect_limit_args(g) -> None:
+    """Os tetos da coleta (core/settings.py, `CollectLimits`): só contam os notebooks extraídos."""
+    from .core.fmt import integer
+    from .core.settings import MIB, CollectLimits
+    d = CollectLimits()
+    g.add_argument("--max-zip-mib", type=_positive(int), default=d.zip // MIB, metavar="MIB",
+                   help="teto da soma dos notebooks extraídos de cada zip (o da turma e cada zip de "
+                        f"aluno dentro dele), em MiB; quem passaria dele tem a entrega recusada, os "
+                        f"maiores primeiro (padrão: {integer(d.zip // MIB)})")
+    g.add_argument("--max-class-mib", type=_positive(int), default=d.klass // MIB, metavar="MIB",
+                   help="teto da soma dos notebooks extraídos da turma inteira, em MiB "
+                        f"(padrão: {integer(d.klass // MIB)})")
+    g.add_argument("--max-ratio", type=_positive_decimal, default=d.ratio, metavar="N",
+                   help="teto da razão descomprimido/comprimido de um arquivo do zip acima de "
+                        f"{d.ratio_floor // MIB} MiB (padrão: {d.ratio:g}); acima disso, a entrega "
+                        "é recusada antes de extrair (zip-bomba)")
+
+
+def _collect_limits(args):
+    from .core.settings import MIB, CollectLimits
+    return CollectLimits(zip=args.max_zip_mib * MIB, klass=args.max_class_mib * MIB, ratio=args.max_ratio)
 
 
 def _deadlines_parser(sub) -> None:
@@ -409,7 +433,7 @@ def _cmd_grade(args) -> int:
         disk_mib=args.disk, use_sandbox=not args.no_sandbox, use_zygote=not args.no_zygote, pattern=args.pattern, tz=args.timezone,
         worksheets=args.moodle_worksheet,
         deadlines=args.deadline, redo=args.force, tty=False if args.no_progress else None,
-        scheduler=args.scheduler, client=getattr(args, "client", None))
+        scheduler=args.scheduler, client=getattr(args, "client", None), collect=_collect_limits(args))
     try:
         from .readers.csvfile import CsvFormat
         from .store.identities import read_roster

@@ -2,8 +2,10 @@
 cada uma vira uma `Submission` (aluno, tarefa, arquivos). Nada aqui corrige.
 
 Portas: `gather` e `collect` (aqui); submissions.py junta por (aluno, tarefa) e escolhe os ids;
-folders.py lê uma pasta, zips.py um zip; moodle_sheet.py, os horários da planilha de avaliação
-do Moodle (o zip do Moodle não os traz).
+folders.py lê uma pasta, zips.py um zip (e os zips de aluno dentro dele); spool.py guarda os
+bytes no disco (a turma nunca fica inteira na memória; os tetos são `CollectLimits`, em
+core/settings.py); moodle_sheet.py, os horários da planilha de avaliação do Moodle (o zip
+do Moodle não os traz).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from ..core.settings import CollectLimits
 from .folders import read_folder
+from .spool import Spool
 from .submissions import Collector, Submission
 from .zips import read_zip
 
@@ -28,9 +32,12 @@ class Collection:
 
 
 def gather(path: Path, assignments: dict[str, list[str]], tz: ZoneInfo,
-           only: str | None = None, pattern: str | None = None) -> Collection:
+           only: str | None = None, pattern: str | None = None,
+           limits: CollectLimits | None = None, spool: Spool | None = None) -> Collection:
+    """spool: onde os bytes ficam (o planejador dá uma pasta no workspace; sem ela, uma
+    pasta temporária que some com as entregas)."""
     path = Path(path)
-    c = Collector(assignments, tz, only=only, pattern=pattern)
+    c = Collector(assignments, tz, only=only, pattern=pattern, limits=limits, spool=spool)
     if path.is_dir():
         read_folder(c, path)
     elif zipfile.is_zipfile(path):

@@ -1,7 +1,8 @@
 """As entregas de uma pasta: `<aluno>/<tarefa>/...` (o `submitted/` do nbgrader), com
 `timestamp.txt` opcional na pasta da tarefa; com `--assignment`, também `<aluno>/<notebook>.ipynb`.
-Links simbólicos nunca são seguidos (o aluno fica com a nota); cada arquivo lido vai ao
-`Collector` (submissions.py), que junta por (aluno, tarefa)."""
+Links simbólicos nunca são seguidos (o aluno fica com a nota); só os arquivos que a correção
+usa são lidos (`needed`, em submissions.py), com os tetos da coleta, e vão ao `Collector`, que
+junta por (aluno, tarefa)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import stat
 from pathlib import Path
 
 from ..core.deadlines import parse_time
-from .submissions import MAX_FILE, READ_ERRORS, Collector
+from .spool import OverCap
+from .submissions import READ_ERRORS, Collector
 
 
 def read_folder(c: Collector, root: Path) -> None:
@@ -88,15 +90,23 @@ def _assignment_folder(c: Collector, student: str, a: str, adir: Path) -> None:
                 if not stat.S_ISREG(st.st_mode):
                     c.note(sub, f"{rel} não é um arquivo comum e foi ignorado")
                     continue
-                if st.st_size > MAX_FILE and not name.endswith(".ipynb"):
-                    c.note(sub, f"{rel} ignorado: arquivo grande demais "
-                                   f"({st.st_size // 1024 // 1024} MiB; máximo {MAX_FILE // 1024 // 1024} MiB)")
+                got = c.admit(student, a, rel, str(f), size=st.st_size)
+                if got is None:             # arquivo que a correção não usa: nem é lido
+                    continue
+                sub, rel = got
+                caps = [(n, f"{rel}: {why}") for n, why in c.caps(sub)]
+                cap = min(n for n, _why in caps)
+                if st.st_size > cap:
+                    c.refuse(sub, next(w for n, w in caps if n == cap))
                     continue
                 # O_NOFOLLOW: se virou link entre o lstat e a abertura, falha em vez de seguir
                 fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW)
                 with os.fdopen(fd, "rb") as fh:
-                    data = fh.read(MAX_FILE + 1)   # notebook grande: load_notebook diz o motivo
+                    path, n = c.spool.put_stream(fh, max(cap, 0))   # o arquivo pode crescer
+            except OverCap:
+                c.refuse(sub, next(w for n, w in caps if n == cap))
+                continue
             except READ_ERRORS as e:
                 c.note(sub, f"{rel} não pôde ser lido ({type(e).__name__}: {e})")
                 continue
-            c.add(student, a, rel, data, ts, str(f))
+            c.store(sub, rel, path, n, ts, str(f))

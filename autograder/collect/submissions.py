@@ -31,10 +31,15 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
-MAX_FILE = 50 * 1024 * 1024          # 50 MiB: um notebook maior que isso é inválido
-MAX_STUDENT = 200 * 1024 * 1024      # 200 MiB por aluno e tarefa, somando os arquivos
+from ..core.fmt import integer
+from ..core.settings import MIB, CollectLimits
+from .spool import Spool, SpooledFiles
+
+MAX_FILE = CollectLimits.file        # 50 MiB: um notebook maior que isso é inválido
+MAX_STUDENT = CollectLimits.student  # 200 MiB por aluno e tarefa, somando os arquivos
 # Erros de leitura que viram uma observação na linha do aluno (nunca derrubam a coleta):
 # arquivo sumido ou sem permissão, zip corrompido ou cifrado, compressão desconhecida.
 READ_ERRORS = (OSError, zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError,
@@ -59,6 +64,20 @@ class Submission:
     name: str = ""                                             # o nome como veio (pasta, zip, AVA)
     participant: str | None = None                             # número de participante do Moodle
     size: int = 0                                              # bytes guardados em `files`
+    refused: list[str] = field(default_factory=list)          # por que a entrega foi recusada (tetos)
+    skipped: dict[str, int] = field(default_factory=dict)     # arquivos que a correção não usa -> tamanho
+
+
+def needed(rel: str) -> bool:
+    """Se a correção usa o arquivo `rel` de uma entrega: só os notebooks da raiz da pasta da
+    tarefa (os que `pick_notebook` pode escolher). Nenhum exercício lê arquivo do aluno, e os
+    arquivos da versão distribuída vão por cima dos dele (worker/notebook.py, `prepare_run_dir`):
+    o resto nem é extraído, nem copiado para o workspace, nem levado à sandbox."""
+    return "/" not in rel and rel.endswith(".ipynb")
+
+
+def mib(n: int) -> str:
+    return f"{integer(n // MIB)} MiB" if n >= MIB else f"{integer(n)} bytes"
 
 
 def slug(text: str) -> str:
@@ -105,8 +124,13 @@ class Collector:
     `a-b`), os que não são exatamente o id ganham um sufixo do hash do nome."""
 
     def __init__(self, assignments: dict[str, list[str]], tz: ZoneInfo,
-                 only: str | None = None, pattern: str | None = None):
-        """assignments: tarefa -> notebooks esperados; only: a tarefa de --assignment."""
+                 only: str | None = None, pattern: str | None = None,
+                 limits: CollectLimits | None = None, spool: Spool | None = None):
+        """assignments: tarefa -> notebooks esperados; only: a tarefa de --assignment;
+        limits: os tetos da coleta; spool: onde os bytes ficam (uma pasta temporária nova se None)."""
+        self.limits = limits or CollectLimits()
+        self.spool = spool or Spool()
+        self.class_bytes = 0               # bytes guardados da turma inteira (teto `limits.klass`)
         self.assignments = assignments
         self.tz = tz
         self.only = only
@@ -140,8 +164,8 @@ class Collector:
             return None
         key = (_student_key(student_raw, participant), assignment)
         if key not in self.subs:
-            self.subs[key] = Submission("", assignment, origin=origin, name=key[0][0],
-                                        participant=participant)
+            self.subs[key] = Submission("", assignment, SpooledFiles(self.spool), origin=origin,
+                                        name=key[0][0], participant=participant)
         return self.subs[key]
 
     def note(self, sub: Submission | None, text: str) -> None:
@@ -150,41 +174,79 @@ class Collector:
             sub.notes.append(text)
         self.warnings.append(f"{sub.name if sub else '?'}: {text}")
 
-    def add(self, student_raw: str, assignment: str | None, rel: str, data: bytes,
-             timestamp: datetime | None, origin: str, participant: str | None = None):
+    def admit(self, student_raw: str, assignment: str | None, rel: str, origin: str,
+              participant: str | None = None, size: int = 0) -> tuple[Submission, str] | None:
+        """(entrega, nome limpo) se o arquivo deve ser lido; None se não (tarefa desconhecida,
+        nome inválido, entrega já recusada, ou arquivo que a correção não usa: este fica em
+        `skipped`, sem ser lido, e a linha do aluno diz quais foram)."""
         assignment = self.assignment_for(assignment, origin)
         if assignment is None:
-            return
+            return None
         sub = self.submission(student_raw, assignment, origin, participant)
         if sub is None:
-            return
+            return None
         parts = [safe_part(p) for p in rel.replace("\\", "/").split("/")]
         parts = [p for p in parts if p]
         if not parts:
             self.note(sub, f"arquivo sem nome válido ignorado: {origin}")
-            return
+            return None
         rel = "/".join(parts)
-        if sub.size + len(data) > MAX_STUDENT:
-            self.note(sub, f"{rel} ignorado: a entrega passaria de {MAX_STUDENT // 1024 // 1024} MiB")
+        if sub.refused:
+            return None
+        if not needed(rel):
+            sub.skipped[rel] = size
+            return None
+        return sub, rel
+
+    def caps(self, sub: Submission) -> list[tuple[int, str]]:
+        """Quantos bytes o próximo arquivo de `sub` ainda pode ter, por teto, com o motivo."""
+        lim = self.limits
+        return [(lim.file, f"passa de {mib(lim.file)} (teto por arquivo; um notebook desse "
+                           "tamanho é inválido)"),
+                (lim.student - sub.size, f"a entrega passaria de {mib(lim.student)} "
+                                         "(teto por aluno e tarefa)"),
+                (lim.klass - self.class_bytes, f"a turma passaria de {mib(lim.klass)} "
+                                               "(teto por turma; mude com --max-class-mib)")]
+
+    def refuse(self, sub: Submission, why: str) -> None:
+        """Recusa a entrega inteira (a linha do aluno fica `invalid-notebook` com o motivo);
+        os bytes que ela já tinha saem do disco e da conta da turma."""
+        if sub.refused:
             return
+        for rel in list(sub.files):
+            del sub.files[rel]
+        self.class_bytes -= sub.size
+        sub.size = 0
+        sub.refused.append(f"entrega recusada: {why}")           # vai para os detalhes da linha
+        self.warnings.append(f"{sub.name}: entrega recusada ({sub.assignment}): {why}")
+
+    def store(self, sub: Submission, rel: str, path: Path, size: int,
+              timestamp: datetime | None, origin: str) -> None:
+        """Guarda um arquivo que já está no spool (os tetos já foram conferidos por quem leu)."""
         if rel in sub.files:
             if timestamp is not None and sub.timestamp is not None and timestamp <= sub.timestamp:
-                self.warnings.append(f"{sub.name}/{assignment}: entrega repetida de {rel}; "
+                self.warnings.append(f"{sub.name}/{sub.assignment}: entrega repetida de {rel}; "
                                      f"fica a mais recente ({origin} ignorado)")
+                path.unlink(missing_ok=True)
                 return
-            self.warnings.append(f"{sub.name}/{assignment}: entrega repetida de {rel}; "
+            self.warnings.append(f"{sub.name}/{sub.assignment}: entrega repetida de {rel}; "
                                  f"fica {origin}")
-            sub.size -= len(sub.files.pop(rel))
+            old = sub.files.size(rel)
+            sub.size -= old
+            self.class_bytes -= old
+            del sub.files[rel]
         clash = self._clash(sub, rel)
         if clash:
             new = self._free_name(sub, rel)
             if new is None:
                 self.note(sub, f"{rel} ignorado: nomes demais colidindo com {clash}")
+                path.unlink(missing_ok=True)
                 return
             self.note(sub, f"{rel} guardado como {new}: o nome colide com {clash}")
             rel = new
-        sub.files[rel] = data
-        sub.size += len(data)
+        sub.files.attach(rel, path, size)
+        sub.size += size
+        self.class_bytes += size
         if timestamp is not None and (sub.timestamp is None or timestamp > sub.timestamp):
             sub.timestamp = timestamp
 
@@ -263,11 +325,19 @@ class Collector:
     def result(self) -> list[Submission]:
         ids = self.student_ids()
         out = []
+        skipped = 0
         for (skey, a), sub in self.subs.items():
             sub.student = ids[skey]
             if skey in self.collisions:
                 sub.notes.append(self.collisions[skey])
+            if sub.skipped:
+                skipped += 1
+                sub.notes.append(_skipped_note(sub.skipped))
             out.append(sub)
+        if skipped:
+            self.warnings.append(f"{skipped} entrega(s) com arquivos além dos notebooks: eles não foram "
+                                 "extraídos nem copiados (a correção só usa os notebooks; veja as "
+                                 "observações de cada linha)")
         for skey, why in sorted(self.collisions.items()):
             self.warnings.append(why)
         return sorted(out, key=lambda s: (s.student, s.assignment))
@@ -281,14 +351,29 @@ def _display(skey: tuple[str, str]) -> str:
 # Prazos e política de atraso: core/deadlines.py (Deadlines, load_deadlines).
 
 
-def pick_notebook(files: dict[str, bytes], name: str, expected: list[str]) -> tuple[bytes | None, str | None]:
-    """Os bytes do notebook `name`; aceita um único .ipynb com outro nome (renomeado)."""
-    if f"{name}.ipynb" in files:
-        return files[f"{name}.ipynb"], None
-    nbs = [k for k in files if k.endswith(".ipynb") and "/" not in k
+def _skipped_note(skipped: dict[str, int]) -> str:
+    names = sorted(skipped)
+    shown = ", ".join(names[:5]) + (f" e mais {len(names) - 5}" if len(names) > 5 else "")
+    return (f"{len(names)} arquivo(s) além dos notebooks ficaram de fora (a correção só usa os "
+            f"notebooks; {mib(sum(skipped.values()))} declarados): {shown}")
+
+
+def pick_notebook_name(names, name: str, expected: list[str]) -> tuple[str | None, str | None]:
+    """O arquivo (nome relativo) do notebook `name`; aceita um único .ipynb com outro nome
+    (renomeado). Só olha os nomes: nada é lido."""
+    names = list(names)
+    if f"{name}.ipynb" in names:
+        return f"{name}.ipynb", None
+    nbs = [k for k in names if k.endswith(".ipynb") and "/" not in k
            and k[:-6] not in expected]
     if len(expected) == 1 and len(nbs) == 1:
-        return files[nbs[0]], f"notebook com outro nome ({nbs[0]}) usado como {name}.ipynb"
+        return nbs[0], f"notebook com outro nome ({nbs[0]}) usado como {name}.ipynb"
     if nbs:
         return None, f"{name}.ipynb não encontrado (veio: {', '.join(sorted(nbs))})"
     return None, None
+
+
+def pick_notebook(files, name: str, expected: list[str]) -> tuple[bytes | None, str | None]:
+    """Os bytes do notebook `name`; aceita um único .ipynb com outro nome (renomeado)."""
+    rel, note = pick_notebook_name(files, name, expected)
+    return (files[rel] if rel is not None else None), note

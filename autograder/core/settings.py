@@ -20,3 +20,24 @@ class ExecSettings:
     # reaproveitar o kernel do corretor entre notebooks da mesma tarefa (job.KernelPool);
     # AUTOGRADER_REUSE_HARNESS=0 desliga (comparação nos testes e no bench)
     reuse_harness: bool = field(default_factory=lambda: os.environ.get("AUTOGRADER_REUSE_HARNESS", "1") != "0")
+
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CollectLimits:
+    """Os tetos da coleta (collect/): o quanto uma turma pode escrever no workspace.
+
+    Só entram na conta os arquivos que a correção usa (os notebooks; o resto da entrega
+    nem é extraído). Os tamanhos que o zip declara são conferidos antes de extrair, e os
+    bytes de verdade são contados durante a extração, que para no teto: o zip pode mentir.
+    Quem passa de um teto tem a entrega recusada, com o motivo na linha dele; o resto da
+    turma é corrigido."""
+
+    file: int = 50 * MIB           # um notebook maior que isso é inválido
+    student: int = 200 * MIB       # por aluno e tarefa, somando os arquivos
+    zip: int = 2048 * MIB          # por zip (o da turma e cada zip de aluno dentro dele)
+    klass: int = 4096 * MIB        # pela turma inteira, somando pastas e zips
+    ratio: float = 100.0           # descomprimido / comprimido, num arquivo acima de `ratio_floor`
+    ratio_floor: int = 1 * MIB

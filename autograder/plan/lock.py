@@ -9,7 +9,8 @@ solta sozinho, sem arquivo velho para apagar à mão.
 Com a trava na mão, `clean_leftovers` apaga as pastas temporárias dos
 kernels (`<TMPDIR>/ag-<marca>-*`, a marca identifica o workspace) e mata e
 remove as caixas (cgroups) com o mesmo nome que uma correção interrompida
-deixou para trás. Pastas de outros workspaces não são tocadas.
+deixou para trás, e as pastas da coleta (`.autograder/coleta-*`, os bytes das
+entregas durante a correção). Pastas de outros workspaces não são tocadas.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def clean_leftovers(root: Path) -> list[str]:
     prefix = run_prefix(root)
     gone = clean_stale_boxes(prefix)
     base = Path(temp_base())
-    for p in sorted(base.glob(prefix + "*")):
+    spools = sorted((Path(root) / ".autograder").glob("coleta-*"))    # os bytes da coleta (runner.py)
+    for p in sorted(base.glob(prefix + "*")) + spools:
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)
             gone.append(str(p))

@@ -41,11 +41,12 @@ from ..box import sandbox
 from ..core import student_seed
 from ..core.workspace import Workspace
 from ..core.deadlines import update_deadlines
-from ..core.settings import ExecSettings
+from ..core.settings import CollectLimits, ExecSettings
 from ..store.gradebook import merge_results, seed_bytes, set_due_dates
-from ..collect.submissions import pick_notebook
+from ..collect.spool import Spool
+from ..collect.submissions import pick_notebook_name
 from .progress import Progress
-from ..core.results import VERSION, JobResult
+from ..core.results import VERSION, JobResult, NotebookResult, QuestionResult, Status
 from ..store.result_files import read_result, write_result
 from ..collect import gather
 from ..worker.tasks import Course, GradeTask, TaskOutput, crashed_output
@@ -76,6 +77,7 @@ class GradeOptions:
     tty: bool | None = None
     scheduler: str | None = None        # endereço ou arquivo de um agendador Dask; None: LocalCluster
     client: object | None = None        # um distributed.Client já aberto (API em Python; não é fechado)
+    collect: CollectLimits = field(default_factory=CollectLimits)   # tetos da coleta (issue 42, M2)
     worksheets: list[str] = field(default_factory=list)   # [TAREFA=]planilha de avaliação do Moodle (horários)
 
 
@@ -117,23 +119,27 @@ def job_key(files: dict[str, bytes], timestamp: str | None, source_hash: str, fi
     return h.hexdigest()
 
 
-def _mirror(dest: Path, files: dict[str, bytes], timestamp_utc: str | None) -> None:
-    """Faz submitted/<aluno>/<tarefa>/ igual à entrega (só reescreve se mudou)."""
-    want = dict(files)
-    if timestamp_utc:
-        want["timestamp.txt"] = timestamp_utc.encode()
-    have = {}
-    if dest.is_dir():
-        have = {str(p.relative_to(dest)): p.read_bytes() for p in dest.rglob("*") if p.is_file()}
-    if have == want:
+def keyed_files(files, refused: list[str]):
+    """O que entra na chave de uma entrega: os arquivos, ou o motivo da recusa (um teto maior na
+    próxima correção muda a chave, e a entrega é corrigida)."""
+    return {"\0recusada": "\n".join(refused).encode()} if refused else files
+
+
+def _mirror(dest: Path, files, timestamp_utc: str | None) -> None:
+    """Faz submitted/<aluno>/<tarefa>/ igual à entrega (só reescreve se mudou). A entrega só tem
+    os arquivos que a correção usa (collect/, `needed`); um arquivo de cada vez na memória."""
+    def content(rel: str) -> bytes:
+        return timestamp_utc.encode() if rel == "timestamp.txt" and timestamp_utc else files[rel]
+
+    want = set(files) | ({"timestamp.txt"} if timestamp_utc else set())
+    have = {str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()} if dest.is_dir() else set()
+    if have == want and all((dest / rel).read_bytes() == content(rel) for rel in sorted(want)):
         return
     shutil.rmtree(dest, ignore_errors=True)
-    if not want:
-        return
-    for rel, data in want.items():
+    for rel in sorted(want):
         p = dest / rel
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
+        p.write_bytes(content(rel))
 
 
 def notebook_names(ws: Workspace, assignment: str) -> list[str]:
@@ -157,13 +163,14 @@ def assigned_set(given: list[str], due: dict, available: list[str]) -> list[str]
 
 
 def _collect(ws: Workspace, opts: GradeOptions, tz, assignments: list[str] | None, available: list[str],
-             summary: RunSummary):
+             summary: RunSummary, spool: Spool | None = None):
     """A coleta: (tarefas a corrigir, entregas). Para antes de corrigir se um arquivo de aluno
-    não diz de que tarefa é (nunca o descarta em silêncio) ou se não há entrega nenhuma."""
+    não diz de que tarefa é (nunca o descarta em silêncio) ou se não há entrega nenhuma.
+    Os bytes ficam em `spool` (no disco), não na memória."""
     try:
         only = assignments[0] if assignments and len(assignments) == 1 else None
         got = gather(Path(opts.submissions), {a: notebook_names(ws, a) for a in available},
-                     tz, only=only, pattern=opts.pattern)
+                     tz, only=only, pattern=opts.pattern, limits=opts.collect, spool=spool)
     except (ValueError, OSError) as e:
         raise GradeError(str(e)) from None
     subs, warns = got.submissions, got.warnings
@@ -173,7 +180,7 @@ def _collect(ws: Workspace, opts: GradeOptions, tz, assignments: list[str] | Non
             f"{len(got.undecided)} arquivo(s) de entrega sem tarefa conhecida (o nome do notebook não "
             f"diz a tarefa):\n  {shown}\nDiga qual é a tarefa com --assignment TAREFA "
             f"(tarefas: {', '.join(available)}). Nada foi corrigido.")
-    handed_in = {s.assignment for s in subs if s.files}
+    handed_in = {s.assignment for s in subs if s.files or s.refused}
     if assignments is None:      # nem --assignment nem prazo: as tarefas que alguém entregou
         assignments = sorted(handed_in)
         if assignments:
@@ -188,7 +195,7 @@ def _collect(ws: Workspace, opts: GradeOptions, tz, assignments: list[str] | Non
     subs = [s for s in subs if s.assignment in assignments]
     for w in warns:
         say(f"aviso: {w}")
-    if not any(s.files for s in subs):
+    if not any(s.files or s.refused for s in subs):
         raise GradeError(f"nenhuma entrega encontrada em {opts.submissions} para "
                          f"{', '.join(assignments) or 'nenhuma tarefa'}")
     from ..store.identities import record_identities
@@ -251,8 +258,19 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
         raise GradeError(str(e)) from None
     assignments = assigned_set(opts.assignments, deadlines.due, available)
 
-    assignments, subs = _collect(ws, opts, deadlines.tz, assignments, available, summary)
-    _moodle_times(opts, assignments, available, subs, deadlines.tz)
+    spool = Spool(ws.state)           # os bytes da turma, no disco, só durante esta correção
+    try:
+        assignments, subs = _collect(ws, opts, deadlines.tz, assignments, available, summary, spool)
+        _moodle_times(opts, assignments, available, subs, deadlines.tz)
+        _plan(ws, opts, assignments, subs, summary)
+    finally:
+        spool.close()
+    set_due_dates(ws, deadlines.due)
+    return summary
+
+
+def _plan(ws: Workspace, opts: GradeOptions, assignments: list[str], subs, summary: RunSummary) -> RunSummary:
+    """Espelha as entregas no workspace, decide o que corrigir (chaves) e corrige."""
     say(f"preparando {len(assignments)} tarefa(s) no workspace {ws.root} ...")
     infos = ws.prepare(assignments)
     by_key = {(s.student, s.assignment): s for s in subs}
@@ -275,10 +293,10 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
         say(f"{skipped} de {len(jobs)} entregas já corrigidas (mesmos arquivos e limites): "
             "não serão corrigidas de novo")
 
+    todo = _write_refused(ws, infos, todo)
     if todo:
         _grade_on_dask(ws, opts, infos, todo, students, summary)
     merge_results(ws, [r for j in jobs if (r := read_result(ws.result_path(j.student, j.assignment))) is not None])
-    set_due_dates(ws, deadlines.due)
     return summary
 
 
@@ -290,10 +308,11 @@ def _plan_job(ws: Workspace, opts: GradeOptions, source_hash: str, fingerprint: 
     novo): o resultado gravado fica, com o horário novo, sem corrigir de novo. Uma correção
     sem horário (a planilha não veio desta vez) não apaga o horário que já se sabia."""
     files = sub.files if sub else {}
+    refused = list(sub.refused) if sub else []
     old = None if opts.redo else read_result(ws.result_path(s, a))
 
     def same_files(stamp: str | None) -> bool:
-        return old is not None and old.key == job_key(files, stamp, source_hash, fingerprint)
+        return old is not None and old.key == job_key(keyed_files(files, refused), stamp, source_hash, fingerprint)
 
     ts = sub.timestamp.isoformat() if sub and sub.timestamp else None
     if ts is None and old is not None and old.timestamp and same_files(old.timestamp):
@@ -301,9 +320,10 @@ def _plan_job(ws: Workspace, opts: GradeOptions, source_hash: str, fingerprint: 
     ts_utc = (datetime.fromisoformat(ts).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
               if ts else None)
     _mirror(ws.submitted(s, a), files, ts_utc)
-    job = Job(s, a, job_key(files, ts, source_hash, fingerprint), ts, files,
+    job = Job(s, a, job_key(keyed_files(files, refused), ts, source_hash, fingerprint), ts, files,
               # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
-              notes=list(sub.notes) if sub else [], participant=sub.participant if sub else None)
+              notes=list(sub.notes) if sub else [], participant=sub.participant if sub else None,
+              refused=refused)
     if old is not None and old.key != job.key and same_files(old.timestamp):
         old.timestamp, old.key = ts, job.key
         write_result(ws.result_path(s, a), old)
@@ -322,6 +342,24 @@ class Job:
     files: dict[str, bytes]
     notes: list[str] = field(default_factory=list)
     participant: str | None = None
+    refused: list[str] = field(default_factory=list)     # entrega recusada pela coleta (tetos): o motivo
+
+
+def refused_result(job: Job, info) -> JobResult:
+    """A linha de uma entrega que a coleta recusou (zip-bomba, tetos): `invalid-notebook` em cada
+    notebook, nota 0, com o motivo; nada vai ao Dask."""
+    nbs = [NotebookResult(n, Status.INVALID, details=list(job.refused),
+                          questions=[QuestionResult.zero(c) for c in info.cells[n]]) for n in info.notebooks]
+    return JobResult(job.student, job.assignment, job.key, job.timestamp, nbs, participant=job.participant,
+                     collection_notes=list(job.notes)).finish()
+
+
+def _write_refused(ws: Workspace, infos, todo: list[Job]) -> list[Job]:
+    """Grava as linhas das entregas recusadas; devolve as que vão ao Dask."""
+    for job in todo:
+        if job.refused:
+            write_result(ws.result_path(job.student, job.assignment), refused_result(job, infos[job.assignment]))
+    return [j for j in todo if not j.refused]
 
 
 def _release_files(ws: Workspace, a: str) -> dict[str, bytes]:
@@ -332,15 +370,30 @@ def _release_files(ws: Workspace, a: str) -> dict[str, bytes]:
 
 def build_tasks(infos, todo: list[Job]) -> list[GradeTask]:
     """Uma tarefa por notebook esperado de cada entrega, em ordem de (tarefa, notebook, aluno):
-    um trabalhador pega notebooks iguais em seguida e reaproveita os kernels pré-aquecidos."""
+    um trabalhador pega notebooks iguais em seguida e reaproveita os kernels pré-aquecidos.
+    As tarefas vêm sem os bytes: `TaskLoader` lê os de cada uma na hora de mandá-la ao Dask
+    (a turma nunca fica inteira na memória, issue 42)."""
     out = []
     for job in todo:
         info = infos[job.assignment]
-        extra = {k: v for k, v in job.files.items() if not k.endswith(".ipynb")}
         for name in info.notebooks:
-            raw, note = pick_notebook(job.files, name, info.notebooks)
-            out.append(GradeTask(job.student, job.assignment, name, raw, extra, job.timestamp, note))
+            _rel, note = pick_notebook_name(job.files, name, info.notebooks)
+            out.append(GradeTask(job.student, job.assignment, name, None, {}, job.timestamp, note))
     return sorted(out, key=lambda t: (t.assignment, t.notebook, t.student))
+
+
+class TaskLoader:
+    """Uma tarefa de `build_tasks` com os bytes da entrega, lidos do disco na hora."""
+
+    def __init__(self, infos, todo: list[Job]):
+        self.infos = infos
+        self.jobs = {(j.student, j.assignment): j for j in todo}
+
+    def __call__(self, t: GradeTask) -> GradeTask:
+        files = self.jobs[(t.student, t.assignment)].files
+        rel, _note = pick_notebook_name(files, t.notebook, self.infos[t.assignment].notebooks)
+        extra = {k: files[k] for k in files if not k.endswith(".ipynb")}
+        return dataclasses.replace(t, raw=files[rel] if rel is not None else None, files=extra)
 
 
 @contextmanager
@@ -470,10 +523,11 @@ class _Dispatcher:
     """Mantém o cluster ocupado sem encher a fila dele: no máximo 3 tarefas em voo por thread,
     e os últimos notebooks iguais da fila sem pré-aquecer o próximo kernel."""
 
-    def __init__(self, client, course_f, task_list: list[GradeTask]):
+    def __init__(self, client, course_f, task_list: list[GradeTask], load=None):
         from distributed import as_completed
         from ..worker import tasks as worker_side
         self.client, self.course_f, self.grade = client, course_f, worker_side.grade
+        self.load = load or (lambda t: t)        # os bytes de cada tarefa, lidos só ao mandá-la
         self.queue = list(reversed(task_list))
         self.left = Counter((t.assignment, t.notebook) for t in task_list)
         self.futures: dict = {}
@@ -492,7 +546,7 @@ class _Dispatcher:
             self.left[(t.assignment, t.notebook)] -= 1
             if self.left[(t.assignment, t.notebook)] < n:     # cada processo pega no máximo mais um
                 t = dataclasses.replace(t, warm_next=False)
-            f = self.client.submit(self.grade, self.course_f, t, pure=False, retries=MAX_TRIES - 1,
+            f = self.client.submit(self.grade, self.course_f, self.load(t), pure=False, retries=MAX_TRIES - 1,
                                    key=f"grade-{t.assignment}-{t.notebook}-{t.student}-{uuid.uuid4().hex[:8]}")
             self.futures[f] = t
             self.ac.add(f)
@@ -556,7 +610,7 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
             # o curso é uma tarefa, não dados espalhados: se os trabalhadores que o tinham morrem,
             # o agendador o refaz (com `scatter`, as correções seguintes seriam canceladas)
             course_f = client.submit(worker_side.course_value, course, key=f"course-{course.digest}", pure=False)
-            dispatch = _Dispatcher(client, course_f, task_list)
+            dispatch = _Dispatcher(client, course_f, task_list, TaskLoader(infos, todo))
             rec.bar.render(force=True)
             try:
                 for t, fut in dispatch:

@@ -2,9 +2,9 @@
 
 Toda célula de texto que uma planilha leria como fórmula (começando com `=`,
 `+`, `-`, `@`, `|`, tabulação, retorno de carro ou quebra de linha, também depois de
-espaços, e também nas formas de largura total como `＝`, que a planilha normaliza; OWASP,
-"CSV Injection") ganha um apóstrofo na frente: o nome `=HYPERLINK(...)` de um
-participante chega ao Excel como texto. Números (`-3`, `2,5`) e o traço sozinho (`-`,
+espaços e de caracteres invisíveis, e também em toda forma que a NFKC leva a um deles, como
+o `＝` de largura total; OWASP, "CSV Injection") ganha um apóstrofo na frente: o nome
+`=HYPERLINK(...)` de um participante chega ao Excel como texto. Números (`-3`, `2,5`) e o traço sozinho (`-`,
 "sem data" na planilha do Moodle) ficam como estão.
 """
 
@@ -23,15 +23,24 @@ _FORMULA_START = frozenset("=+-@|\t\r\n")
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
 
 
+def _invisible(ch: str) -> bool:
+    """Um caractere que a planilha pula antes do primeiro que conta: espaços de todo tipo
+    (também os que a NFKC faz espaço) e os de formatação que não aparecem (U+200B, U+FEFF...)."""
+    return ch.isspace() or unicodedata.category(ch) == "Cf" or unicodedata.normalize("NFKC", ch).isspace()
+
+
 def safe_cell(value) -> str:
     """O texto de uma célula sem nada que uma planilha executaria como fórmula."""
     text = "" if value is None else str(value)
     if text == "-" or _PLAIN_NUMBER.fullmatch(text):
         return text
-    # o primeiro caractere que conta: depois de espaços (comuns, sem quebra, ideográficos),
-    # na forma NFKC (o `＝` de largura total vira `=`, como a planilha o lê)
-    head = unicodedata.normalize("NFKC", text.lstrip(" \u00a0\u3000")[:1])
-    if text[:1] in _FORMULA_START or (head and head[0] in _FORMULA_START):
+    if text[:1] in _FORMULA_START:
+        return "'" + text
+    # o primeiro caractere que conta: depois de espaços e invisíveis, na forma NFKC (o `＝` de
+    # largura total e o `﹢` pequeno viram `=` e `+`, como a planilha os lê)
+    first = next((ch for ch in text if not _invisible(ch)), "")
+    head = unicodedata.normalize("NFKC", first)
+    if head and head[0] in _FORMULA_START:
         return "'" + text
     return text
 

@@ -34,7 +34,9 @@ def test_names_colliding_after_slugging_stay_apart_and_never_crash(tmp_path):
     subs, warns = collect(root, {A: [A]}, TZ)
     got = {s.student: s for s in subs}
     assert len(got) == 5                                   # cinco pastas, cinco alunos
-    assert got["x"].files["a b"] == b"1" and got["x"].files["a-b/c.txt"] == b"2"
+    # o que não é notebook nem é lido: fica em `skipped`, com o tamanho, e a linha diz (issue 42, M2)
+    assert list(got["x"].files) == [f"{A}.ipynb"] and got["x"].skipped == {"a b": 1, "a-b/c.txt": 1}
+    assert any("além dos notebooks" in n and "a b" in n for n in got["x"].notes), got["x"].notes
     assert got["a-b"].files[f"{A}.ipynb"] == NB            # `a-b` já é um id: fica com ele
     assert got["Jose"].files[f"{A}.ipynb"] == NB
     other = [s for s in got if s.startswith("a-b-")] + [s for s in got if s.startswith("Jose-")]
@@ -48,10 +50,10 @@ def test_file_and_folder_with_the_same_name_both_kept(tmp_path):
         f.writestr(f"x/{A}/{A}.ipynb", NB)
         f.writestr(f"x/{A}/dados", b"arquivo")
         f.writestr(f"x/{A}/dados/parte.csv", b"pasta")
+        f.writestr(f"x/{A}/{A}.ipynb/velho.ipynb", b"pasta com nome de notebook")
     subs, _ = collect(z, {A: [A]}, TZ)
-    files = subs[0].files
-    assert files["dados"] == b"arquivo" and b"pasta" in files.values()
-    assert any("colide" in n for n in subs[0].notes)
+    assert subs[0].files == {f"{A}.ipynb": NB}          # só o notebook da raiz é lido
+    assert set(subs[0].skipped) == {"dados", "dados/parte.csv", f"{A}.ipynb/velho.ipynb"}
 
 
 def test_moodle_participant_number_keeps_homonyms_apart(tmp_path):
@@ -84,16 +86,22 @@ def test_symlinks_are_never_followed_and_the_row_says_why(tmp_path):
     assert all(b"GABARITO" not in d for s in subs for d in s.files.values())
 
 
+def _zeros(f: zipfile.ZipFile, name: str, n: int) -> None:
+    """`n` bytes de zeros no zip, escritos em pedaços (nunca inteiros na memória do teste)."""
+    with f.open(name, "w", force_zip64=True) as w:
+        for k in range(0, n, 1 << 20):
+            w.write(bytes(min(1 << 20, n - k)))
+
+
 def test_sizes_are_checked_before_reading_and_a_lying_zip_is_caught(tmp_path):
     z = tmp_path / "bomba.zip"
     with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as f:
-        f.writestr(f"grande/{A}/{A}.ipynb", NB)
-        f.writestr(f"grande/{A}/zeros.bin", b"\0" * (MAX_FILE + 1024))     # ~50 KiB comprimido
-        f.writestr(f"mentira/{A}/{A}.ipynb", NB)
-        f.writestr(f"mentira/{A}/dados.bin", b"\0" * (8 * 1024 * 1024))
+        _zeros(f, f"grande/{A}/{A}.ipynb", MAX_FILE + 1024)           # ~50 KiB comprimido
+        f.writestr(f"grande/{A}/zeros.bin", b"x")
+        _zeros(f, f"mentira/{A}/{A}.ipynb", 8 * 1024 * 1024)
         f.writestr(f"bom/{A}/{A}.ipynb", NB)
     raw = bytearray(z.read_bytes())
-    # o zip declara 1.000 bytes para dados.bin (cabeçalho local e diretório central)
+    # o zip declara 1.000 bytes para o notebook da mentira (cabeçalho local e diretório central)
     size = (8 * 1024 * 1024).to_bytes(4, "little")
     assert raw.count(size) == 2
     raw = raw.replace(size, (1000).to_bytes(4, "little"))
@@ -101,11 +109,10 @@ def test_sizes_are_checked_before_reading_and_a_lying_zip_is_caught(tmp_path):
     subs, _ = collect(z, {A: [A]}, TZ)
     got = {s.student: s for s in subs}
     assert sorted(got) == ["bom", "grande", "mentira"]
-    assert list(got["grande"].files) == [f"{A}.ipynb"]
-    assert any("grande demais" in n for n in got["grande"].notes)
-    assert list(got["mentira"].files) == [f"{A}.ipynb"]
+    assert not got["grande"].files and "descomprime" in got["grande"].refused[0], got["grande"].refused
+    assert not got["mentira"].files
     assert any("não pôde ser lido" in n for n in got["mentira"].notes), got["mentira"].notes
-    assert list(got["bom"].files) == [f"{A}.ipynb"] and not got["bom"].notes
+    assert list(got["bom"].files) == [f"{A}.ipynb"] and not got["bom"].notes and not got["bom"].refused
 
 
 def test_an_unreadable_file_becomes_a_note_on_that_students_row(tmp_path):

@@ -42,8 +42,9 @@ def test_folders_inside_a_moodle_submission_never_name_another_student(tmp_path)
     assert subs["Joao-Souza_222"].files == {f"{A1}.ipynb": NB}          # o Joao de verdade fica com o id
     maria = subs["Maria-Silva_111"]
     assert maria.participant == "111" and maria.name == "Maria Silva"
-    assert set(maria.files) == {f"{A1}.ipynb", f"Pedro Alves_333/{A1}/{A1}.ipynb",
-                                f"Joao-Souza_222/{A1}/{A1}.ipynb"}
+    # as pastas de dentro ficam com a Maria (e, sem ser notebooks da raiz, nem são extraídas)
+    assert set(maria.files) == {f"{A1}.ipynb"}
+    assert set(maria.skipped) == {f"Pedro Alves_333/{A1}/{A1}.ipynb", f"Joao-Souza_222/{A1}/{A1}.ipynb"}
 
 
 def test_nested_assignment_folder_stays_with_the_outer_student(tmp_path):
@@ -52,7 +53,7 @@ def test_nested_assignment_folder_stays_with_the_outer_student(tmp_path):
                                   f"turma/ana/{A1}/bruno/{A1}/{A1}.ipynb": b"x"})
     subs = _by_student(collect(z, COURSE, SP)[0])
     assert sorted(subs) == ["ana"]
-    assert set(subs["ana"].files) == {f"{A1}.ipynb", f"bruno/{A1}/{A1}.ipynb"}
+    assert set(subs["ana"].files) == {f"{A1}.ipynb"} and set(subs["ana"].skipped) == {f"bruno/{A1}/{A1}.ipynb"}
 
 
 def test_id_collision_marks_the_rows_and_never_aborts(tmp_path):
