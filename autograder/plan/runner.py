@@ -324,6 +324,8 @@ def dask_client(opts: GradeOptions):
         # notebook no trabalhador, medido (bench/grader.py); a correção não precisa dele
         "distributed.worker.profile.enabled": False,
         "distributed.scheduler.work-stealing": True,
+        # a porta HTTP do agendador sem páginas: elas listariam as tarefas, com os nomes dos alunos (plan/tls.py)
+        "distributed.scheduler.http.routes": [],
     }
     with dask.config.set(config):
         if opts.client is not None:

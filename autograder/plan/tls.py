@@ -44,6 +44,10 @@ DAYS = 365
 PORT = 8786
 # as máquinas que corrigem: um processo de uma thread por núcleo (o README usa 16)
 NWORKERS = 16
+# Mesmo com --no-dashboard, o agendador abre uma porta HTTP em todas as interfaces, sem TLS nem
+# senha, com páginas que listam os trabalhadores e as tarefas (os nomes delas têm os dos alunos):
+# sem rotas, ela só responde 404.
+NO_PAGES = "DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES"
 
 
 def cert(role: str) -> str:
@@ -142,7 +146,8 @@ def cluster_commands(tls_dir: str | Path, host: str, port: int = PORT, nworkers:
     address = f"tls://{host}:{port}"
     return [
         (f"no agendador, {host} (recebe {CA}, {cert('scheduler')} e {key('scheduler')})",
-         f"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 .venv/bin/dask scheduler --protocol tls "
+         f"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 {NO_PAGES}={q('[]')} "
+         f".venv/bin/dask scheduler --protocol tls "
          f"--host {q(host)} --port {port} --no-dashboard {tls('scheduler')}"),
         (f"em cada máquina que corrige (recebe {CA}, {cert('worker')} e {key('worker')})",
          f".venv/bin/dask worker {address} {tls('worker')} "
@@ -153,7 +158,7 @@ def cluster_commands(tls_dir: str | Path, host: str, port: int = PORT, nworkers:
     ]
 
 
-_BREAKS = (" --host ", " --tls-ca-file ", " --tls-key ", " --nworkers ", " --scheduler ")
+_BREAKS = (" .venv/bin/dask scheduler ", " --host ", " --tls-ca-file ", " --tls-key ", " --nworkers ", " --scheduler ")
 
 
 def render_commands(commands: list[tuple[str, str]]) -> str:

@@ -84,6 +84,18 @@ if hasattr(t, "_original"):
 """
 
 
+def _page(info: dict) -> int:
+    """O código HTTP da página dos trabalhadores na porta HTTP do agendador (404: sem páginas)."""
+    import urllib.error
+    import urllib.request
+    url = f"http://127.0.0.1:{info['services']['dashboard']}/info/main/workers.html"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
 def _marked(client) -> dict:
     return client.run(lambda: getattr(sys.modules.get("autograder.worker.tasks"), "_atacado", False))
 
@@ -107,6 +119,7 @@ def test_only_the_instructor_drives_the_cluster_and_a_worker_cannot_set_grades(c
         workers = list(info["workers"])
     # tudo escuta em TLS: o agendador e o trabalhador (que também roda o que lhe mandam)
     assert info["address"] == cluster.address and all(w.startswith("tls://127.0.0.1:") for w in workers)
+    assert _page(info) == 404              # a porta HTTP do agendador não mostra as tarefas
 
     tls.make_certs(tmp_path / "outra-ac")
     tries = _attack(cluster.address, workers[0], cluster.tls_dir, tmp_path / "outra-ac")
@@ -165,7 +178,7 @@ def test_a_plain_tcp_scheduler_is_refused_and_the_local_cluster_uses_tls(tmp_pat
     try:
         with dask_client(GradeOptions(submissions=tmp_path, jobs=1)) as c:
             info = c.scheduler_info()
-            assert info["address"].startswith("tls://127.0.0.1:")
+            assert info["address"].startswith("tls://127.0.0.1:") and _page(info) == 404
             tries = _attack(info["address"], list(info["workers"])[0], tmp_path / "outra-ac", tmp_path / "outra-ac")
             assert all(v.startswith("recusado") for v in tries.values()), tries
             assert not any(_marked(c).values())
