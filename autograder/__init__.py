@@ -9,7 +9,8 @@ tests/grader_e2e/.
                 dele, os metadados do nbgrader, as configurações, o formatador de números;
                 não importa nada do corretor
     collect/    as entregas que chegam: pastas, zips, Moodle, Blackboard, `--pattern`
-    plan/       o processo que planeja (`grade`): o que corrigir, o Dask, os resultados
+    plan/       o processo que planeja (`grade`): o que corrigir, o Dask (só com TLS),
+                os resultados (conferidos antes de virar nota)
     worker/     uma tarefa do Dask = um notebook: entrada, laço das células, pontos
     box/        o processo do kernel na sandbox: lançador, bubblewrap, cgroups, molde
     wire/       o texto injetado nos dois kernels: codec, mensagens, os dois lados
@@ -45,7 +46,7 @@ Onde roda o notebook do aluno
 
 O caminho inteiro, de `grade` a uma linha de grades.csv: cli.py -> plan/runner.py
 (coleta com collect/, Dask) -> worker/tasks.py -> worker/notebook.py -> worker/executor.py
--> box/kernel.py -> de volta: worker/tasks.py -> plan/runner.py (store/result_files.py,
+-> box/kernel.py -> de volta: worker/tasks.py -> plan/runner.py (plan/verify.py, store/result_files.py,
 store/gradebook.py) -> readers/report.py -> readers/csvfile.py.
 """
 
