@@ -17,8 +17,9 @@ todas as máquinas que corrigem e para mudar as notas. Aqui:
   certificados; `tcp://` aberto, mesmo em 127.0.0.1 (numa máquina com outros
   usuários a porta local é de todos), só com `--insecure-cluster`.
 - `temporary_security` dá ao `LocalCluster` de `grade` uma AC de uso único,
-  só na memória deste processo: ele também escuta numa porta TCP de
-  127.0.0.1, que qualquer usuário da máquina alcança.
+  que não fica em arquivo (o Dask só a escreve por um instante numa pasta
+  temporária privada, ao montar cada conexão): ele também escuta em portas
+  TCP de 127.0.0.1, que qualquer usuário da máquina alcança.
 
 O Dask não confere o nome da máquina no certificado (ele espera endereços IP):
 quem tem qualquer certificado assinado pela AC entra no cluster, em qualquer
