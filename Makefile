@@ -82,6 +82,7 @@ $(APT_STAMP):
 	command -v chromium >/dev/null || need="$$need chromium"; \
 	command -v bwrap >/dev/null || need="$$need bubblewrap"; \
 	command -v prlimit >/dev/null || need="$$need util-linux"; \
+	command -v openssl >/dev/null || need="$$need openssl"; \
 	fonts=$$(fc-list 2>/dev/null | grep -ci dejavu || true); [ "$$fonts" != "0" ] || need="$$need fonts-dejavu-core"; \
 	if [ -n "$$need" ]; then \
 	  echo "instalando pacotes Debian:$$need"; \

@@ -10,7 +10,8 @@ tests/grader_e2e/.
                 o placar da correção (gradeboard.py); não importa nada do corretor
     collect/    as entregas que chegam: pastas, zips, Moodle, Blackboard, `--pattern`; os
                 horários da planilha de avaliação do Moodle (moodle_sheet.py)
-    plan/       o processo que planeja (`grade`): o que corrigir, o Dask, os resultados
+    plan/       o processo que planeja (`grade`): o que corrigir, o Dask (só com TLS),
+                os resultados (conferidos antes de virar nota)
     worker/     uma tarefa do Dask = um notebook: entrada, laço das células, pontos
     box/        o processo do kernel na sandbox: lançador, bubblewrap, cgroups, molde
     wire/       o texto injetado nos dois kernels: codec, mensagens, os dois lados
@@ -47,7 +48,7 @@ Onde roda o notebook do aluno
 
 O caminho inteiro, de `grade` a uma linha de grades.csv: cli.py -> plan/runner.py
 (coleta com collect/, Dask) -> worker/tasks.py -> worker/notebook.py -> worker/executor.py
--> box/kernel.py -> de volta: worker/tasks.py -> plan/runner.py (store/result_files.py,
+-> box/kernel.py -> de volta: worker/tasks.py -> plan/runner.py (plan/verify.py, store/result_files.py,
 store/gradebook.py) -> readers/report.py -> readers/csvfile.py.
 """
 

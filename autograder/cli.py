@@ -135,9 +135,15 @@ def _grade_parser(sub) -> None:
                         "de uma thread cada (padrão: 1)")
     g.add_argument("--scheduler", default=None, metavar="ENDEREÇO",
                    help="corrige num cluster Dask que já existe, pelo endereço do agendador "
-                        "(p.ex. tcp://10.0.0.5:8786) ou pelo arquivo de `dask scheduler --scheduler-file`, "
-                        "em vez de nesta máquina; --jobs deixa de valer (o cluster decide). Ver README, "
-                        "\"Corrigir num cluster\"")
+                        "(p.ex. tls://10.0.0.5:8786) ou pelo arquivo de `dask scheduler --scheduler-file`, "
+                        "em vez de nesta máquina; --jobs deixa de valer (o cluster decide). Só com TLS "
+                        "(--tls), a não ser com --insecure-cluster. Ver README, \"Corrigir num cluster\"")
+    g.add_argument("--tls", type=Path, default=None, metavar="PASTA",
+                   help="pasta dos certificados do cluster (a de `python -m autograder certs`): a AC e "
+                        "o certificado do professor, para --scheduler tls://...")
+    g.add_argument("--insecure-cluster", action="store_true",
+                   help="aceita um --scheduler sem TLS (PERIGOSO: quem alcança a porta do agendador "
+                        "roda código nos trabalhadores e muda as notas)")
     _opt(g, "--cell-timeout", "--tempo-celula", type=_positive(float), default=None, metavar="S",
          help="limite por célula, em segundos (padrão: c.Execute.timeout do "
               "nbgrader_config.py do repositório, ou 30)")
@@ -247,6 +253,46 @@ def _read_side_parsers(sub) -> None:
     _csv_args(ex)
 
 
+def _certs_parser(sub) -> None:
+    from .plan import tls
+    c = sub.add_parser("certs", help="cria os certificados TLS do cluster Dask e mostra os comandos",
+                       description="Cria numa pasta uma autoridade certificadora (AC) só sua e os "
+                                   "certificados do agendador, dos trabalhadores e do professor, "
+                                   "assinados por ela, e mostra os comandos `dask scheduler`, "
+                                   "`dask worker` e `grade` que os usam. Ver README, \"Corrigir num "
+                                   "cluster\".")
+    c.add_argument("--out", required=True, type=Path, metavar="PASTA",
+                   help="pasta nova dos certificados (fica só com o professor; cada máquina recebe "
+                        "a AC, ca.pem, e o certificado do seu papel)")
+    c.add_argument("--host", action="append", default=[], metavar="MÁQUINA",
+                   help="nome ou IP do agendador, como os trabalhadores o alcançam (repetível; o "
+                        "primeiro vai nos comandos; padrão: o nome desta máquina)")
+    c.add_argument("--port", type=_positive(int), default=tls.PORT, metavar="PORTA",
+                   help=f"porta do agendador nos comandos (padrão: {tls.PORT})")
+    c.add_argument("--days", type=_positive(int), default=tls.DAYS, metavar="DIAS",
+                   help=f"validade dos certificados, em dias (padrão: {tls.DAYS})")
+    c.add_argument("--force", action="store_true",
+                   help="troca a AC de uma pasta que já tem certificados")
+
+
+def cmd_certs(args) -> int:
+    """`certs`: a AC e os certificados (plan/tls.py) e os comandos que os usam."""
+    import socket
+
+    from .plan import tls
+    try:
+        tls.make_certs(args.out, args.host, days=args.days, force=args.force)
+    except (ValueError, OSError) as e:
+        return _err(e)
+    out = args.out.expanduser().absolute()
+    host = args.host[0] if args.host else socket.gethostname()
+    print(f"certificados em {out} (válidos por {args.days} dias). A chave da AC ({tls.CA_KEY}) e o "
+          f"certificado do professor ({tls.cert('client')}, {tls.key('client')}) ficam só com você;\n"
+          "copie para cada máquina só o que o comentário dela diz, na mesma pasta. Comandos:\n")
+    print(tls.render_commands(tls.cluster_commands(out, host, args.port)), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m autograder",
@@ -259,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     _opt(r, "--check", "--verificar", action="store_true",
          help="não escreve nada: só confere se exercises/ é o que o nbgrader gera")
     _grade_parser(sub)
+    _certs_parser(sub)
     _read_side_parsers(sub)
     _deadlines_parser(sub)
     return p
@@ -433,7 +480,8 @@ def _cmd_grade(args) -> int:
         disk_mib=args.disk, use_sandbox=not args.no_sandbox, use_zygote=not args.no_zygote, pattern=args.pattern, tz=args.timezone,
         worksheets=args.moodle_worksheet,
         deadlines=args.deadline, redo=args.force, tty=False if args.no_progress else None,
-        scheduler=args.scheduler, client=getattr(args, "client", None), collect=_collect_limits(args))
+        scheduler=args.scheduler, tls=args.tls, insecure_cluster=args.insecure_cluster,
+        client=getattr(args, "client", None), collect=_collect_limits(args))
     try:
         from .readers.csvfile import CsvFormat
         from .store.identities import read_roster
@@ -497,4 +545,5 @@ def main(argv: list[str] | None = None, client=None) -> int:
     args = build_parser().parse_args(argv)
     args.client = client
     return {"grade": cmd_grade, "release": cmd_release, "feedback": cmd_feedback,
-            "report": cmd_report, "export": cmd_export, "deadlines": cmd_deadlines}[args.command](args)
+            "report": cmd_report, "export": cmd_export, "deadlines": cmd_deadlines,
+            "certs": cmd_certs}[args.command](args)

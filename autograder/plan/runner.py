@@ -46,6 +46,7 @@ from ..store.gradebook import merge_results, seed_bytes, set_due_dates
 from ..collect.spool import Spool
 from ..collect.submissions import pick_notebook_name
 from .progress import Progress
+from . import tls
 from ..core.results import VERSION, JobResult, NotebookResult, QuestionResult, Status
 from ..store.result_files import read_result, write_result
 from ..collect import gather
@@ -76,6 +77,8 @@ class GradeOptions:
     redo: bool = False
     tty: bool | None = None
     scheduler: str | None = None        # endereço ou arquivo de um agendador Dask; None: LocalCluster
+    tls: Path | None = None             # pasta de `certs` (AC e certificado do professor) para --scheduler tls://
+    insecure_cluster: bool = False      # aceita um --scheduler sem TLS (plan/tls.py, scheduler_security)
     client: object | None = None        # um distributed.Client já aberto (API em Python; não é fechado)
     collect: CollectLimits = field(default_factory=CollectLimits)   # tetos da coleta (issue 42, M2)
     worksheets: list[str] = field(default_factory=list)   # [TAREFA=]planilha de avaliação do Moodle (horários)
@@ -239,6 +242,11 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
         raise GradeError(f"tarefa(s) que não existem: {', '.join(unknown)}; as tarefas são: {', '.join(available)}")
     if not Path(opts.submissions).exists():
         raise GradeError(f"entregas não encontradas: {opts.submissions}")
+    if opts.scheduler and opts.client is None:      # um cluster sem TLS é recusado antes de tudo
+        try:
+            tls.scheduler_security(opts.scheduler, opts.tls, opts.insecure_cluster)
+        except ValueError as e:
+            raise GradeError(str(e)) from None
 
     if opts.use_sandbox:
         ok, why = sandbox.bwrap_works()
@@ -368,17 +376,19 @@ def _release_files(ws: Workspace, a: str) -> dict[str, bytes]:
             if p.is_file() and ".ipynb_checkpoints" not in p.parts}
 
 
-def build_tasks(infos, todo: list[Job]) -> list[GradeTask]:
+def build_tasks(infos, todo: list[Job], run_id: str = "") -> list[GradeTask]:
     """Uma tarefa por notebook esperado de cada entrega, em ordem de (tarefa, notebook, aluno):
     um trabalhador pega notebooks iguais em seguida e reaproveita os kernels pré-aquecidos.
     As tarefas vêm sem os bytes: `TaskLoader` lê os de cada uma na hora de mandá-la ao Dask
-    (a turma nunca fica inteira na memória, issue 42)."""
+    (a turma nunca fica inteira na memória, issue 42). `run_id`: o desta rodada, que cada
+    resultado tem de trazer de volta (plan/verify.py)."""
     out = []
     for job in todo:
         info = infos[job.assignment]
         for name in info.notebooks:
             _rel, note = pick_notebook_name(job.files, name, info.notebooks)
-            out.append(GradeTask(job.student, job.assignment, name, None, {}, job.timestamp, note))
+            out.append(GradeTask(job.student, job.assignment, name, None, {}, job.timestamp, note,
+                                 run_id=run_id))
     return sorted(out, key=lambda t: (t.assignment, t.notebook, t.student))
 
 
@@ -422,6 +432,8 @@ def dask_client(opts: GradeOptions):
         # notebook no trabalhador, medido (bench/grader.py); a correção não precisa dele
         "distributed.worker.profile.enabled": False,
         "distributed.scheduler.work-stealing": True,
+        # a porta HTTP do agendador sem páginas: elas listariam as tarefas, com os nomes dos alunos (plan/tls.py)
+        "distributed.scheduler.http.routes": [],
     }
     with dask.config.set(config):
         if opts.client is not None:
@@ -431,11 +443,18 @@ def dask_client(opts: GradeOptions):
             target = ({"scheduler_file": opts.scheduler} if Path(opts.scheduler).is_file()
                       else {"address": opts.scheduler})
             try:
-                client = Client(**target, timeout="20s", set_as_default=False)
+                security, warning = tls.scheduler_security(opts.scheduler, opts.tls, opts.insecure_cluster)
+            except ValueError as e:
+                raise GradeError(str(e)) from None
+            if warning:
+                say(warning)
+            try:
+                client = Client(**target, timeout="20s", set_as_default=False, security=security)
             except (OSError, TimeoutError) as e:
                 raise GradeError(f"não foi possível conectar ao agendador Dask em {opts.scheduler}: {e}. "
-                                 "Confira o endereço (tcp://máquina:8786, ou o arquivo de "
-                                 "--scheduler-file) e se o `dask scheduler` está rodando") from None
+                                 "Confira o endereço (tls://máquina:8786, ou o arquivo de "
+                                 "--scheduler-file), se o `dask scheduler` está rodando e se os "
+                                 "certificados de --tls são da mesma AC que os dele") from None
             try:
                 client.wait_for_workers(1, timeout=120)
             except (OSError, TimeoutError):
@@ -449,12 +468,23 @@ def dask_client(opts: GradeOptions):
             return
         cluster = LocalCluster(n_workers=opts.jobs, threads_per_worker=1, processes=True,
                                memory_limit=0, dashboard_address=None, host="127.0.0.1",
-                               silence_logs=logging.CRITICAL)
+                               silence_logs=logging.CRITICAL, **_local_security())
         try:
             with Client(cluster, set_as_default=False) as client:
                 yield client
         finally:
             cluster.close()
+
+
+def _local_security() -> dict:
+    """O LocalCluster escuta em portas TCP de 127.0.0.1, que qualquer usuário desta máquina
+    alcança: com TLS de uso único (plan/tls.py), só este processo e os trabalhadores dele entram."""
+    security = tls.temporary_security()
+    if security is None:
+        say("AVISO: sem o comando `openssl`, o cluster local desta correção não tem TLS: outro "
+            "usuário desta máquina poderia rodar código nos trabalhadores dela. Instale o openssl.")
+        return {}
+    return {"security": security}
 
 
 class _Recorder:
@@ -575,6 +605,22 @@ def _outcome(fut, t: GradeTask, cells) -> tuple[TaskOutput, str | None]:
     return crashed_output(t, cells, f"não foi possível corrigir: {why[:300]}"), why
 
 
+def _checked(client, fut, t: GradeTask, cells) -> tuple[TaskOutput, str | None]:
+    """`_outcome`, e o resultado só vale se conferir com a tarefa e com o notebook que voltou
+    (plan/verify.py); senão, a linha fica `crashed` com o motivo e o trabalhador."""
+    out, failure = _outcome(fut, t, cells)
+    if failure is None:
+        from . import verify
+        if verify.problems(out, t, cells):
+            try:
+                worker = ", ".join(sorted(client.who_has([fut]).get(fut.key, ()))) or "?"
+            except Exception:  # noqa: BLE001 - o endereço só enfeita a mensagem
+                worker = "?"
+            failure = verify.rejection(out, t, cells, worker)
+            out = crashed_output(t, cells, failure)
+    return out, failure
+
+
 def _check_workers(client, opts: GradeOptions) -> str:
     """Recusa um cluster cujos trabalhadores não têm a sandbox; devolve onde se corrige."""
     from ..worker import tasks as worker_side
@@ -599,7 +645,7 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
                     source_hashes={a: i.source_hash for a, i in infos.items()}, seed_db=seed_bytes(ws),
                     settings=opts.settings, limits=opts.limits, use_sandbox=opts.use_sandbox,
                     use_zygote=opts.use_zygote, hidden_secret=student_seed.workspace_secret(ws.state))
-    task_list = build_tasks(infos, todo)
+    task_list = build_tasks(infos, todo, run_id=uuid.uuid4().hex)
     rec = _Recorder(ws, infos, todo, students, summary, opts.tty)
     done = 0
     try:
@@ -615,7 +661,7 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
             try:
                 for t, fut in dispatch:
                     try:
-                        rec.record(*_outcome(fut, t, infos[t.assignment].cells[t.notebook]))
+                        rec.record(*_checked(client, fut, t, infos[t.assignment].cells[t.notebook]))
                     except (FutureCancelledError, OSError) as e:
                         raise GradeError(_lost_message(opts, done, len(task_list), str(e))) from None
                     done += 1

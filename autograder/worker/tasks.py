@@ -88,6 +88,7 @@ class GradeTask:
     note: str | None = None                      # p.ex. "notebook com outro nome (...) usado como ..."
     # False: não vale aquecer kernels para um próximo notebook igual (a fila dele acabou)
     warm_next: bool = True
+    run_id: str = ""                             # a rodada de `grade` que mandou (volta no TaskOutput)
 
 
 @dataclass
@@ -97,6 +98,7 @@ class TaskOutput:
     notebook: str
     result: NotebookResult
     autograded: bytes | None = None              # o notebook executado, com as notas do nbgrader
+    run_id: str = ""                             # o da GradeTask (o planejador confere: plan/verify.py)
 
 
 def task_limit(settings: ExecSettings) -> float:
@@ -108,7 +110,7 @@ def crashed_output(task: GradeTask, cells: list[GradeCell], reason: str) -> Task
     """Notebook que o corretor não conseguiu corrigir: `crashed`, nota 0, com o motivo."""
     nb = NotebookResult(task.notebook, Status.CRASHED, details=[reason],
                         questions=[QuestionResult.zero(c) for c in cells])
-    return TaskOutput(task.student, task.assignment, task.notebook, nb)
+    return TaskOutput(task.student, task.assignment, task.notebook, nb, run_id=task.run_id)
 
 
 def timeout_output(task: GradeTask, cells: list[GradeCell], limit: float) -> TaskOutput:
@@ -223,7 +225,7 @@ class _Grader:
         except asyncio.TimeoutError:
             return timeout_output(task, info.cells[task.notebook], limit)
         return TaskOutput(task.student, task.assignment, task.notebook, result,
-                          nbformat.writes(nb).encode() if nb is not None else None)
+                          nbformat.writes(nb).encode() if nb is not None else None, run_id=task.run_id)
 
     def grade(self, task: GradeTask) -> TaskOutput:
         self.busy = True

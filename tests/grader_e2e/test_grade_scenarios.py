@@ -543,82 +543,7 @@ def test_nbgrader_metadata_check_keeps_only_what_passed():
 
 # ----------------------------------------------------------------------------- Dask: um cluster de verdade
 
-def _free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _readme_env() -> dict:
-    """O ambiente dos comandos do README: sem PYTHONPATH, porque o `make deps` instala o
-    `autograder` junto com o curso. Numa cópia de trabalho cujo ambiente instalou OUTRO clone
-    (ambiente dividido entre cópias), o PYTHONPATH volta, senão o Dask correria o código de lá."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    found = subprocess.run([sys.executable, "-c", "import autograder; print(autograder.__file__)"],
-                           cwd="/", env=env, capture_output=True, text=True).stdout.strip()
-    if Path(found or "/").resolve().parent != (ROOT / "autograder").resolve():
-        env["PYTHONPATH"] = str(ROOT)
-    return env
-
-
-class DaskCluster:
-    """Um `dask scheduler` e N `dask worker` nesta máquina, cada um no seu processo, iniciados
-    como o README manda (`.venv/bin/dask scheduler`, `.venv/bin/dask worker`, "Corrigir num
-    cluster"): sem PYTHONPATH, de outra pasta."""
-
-    def __init__(self, n_workers: int = 2, nanny: bool = True, worker_env: dict | None = None):
-        self.port = _free_port()
-        self.address = f"tcp://127.0.0.1:{self.port}"
-        self.env = {**_readme_env(),
-                    # o que o README manda configurar no agendador: 2 tentativas por tarefa
-                    "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"}
-        self.worker_env = {**self.env, **(worker_env or {})}
-        self.procs: list[subprocess.Popen] = []
-        import tempfile
-        self.scheduler_file = Path(tempfile.mkdtemp(prefix="dask-")) / "agendador.json"
-        self.scheduler = self._start("scheduler", "--host", "127.0.0.1",
-                                     "--port", str(self.port), "--no-dashboard",
-                                     "--scheduler-file", str(self.scheduler_file))
-        for _ in range(n_workers):
-            self._start("worker", self.address, "--nthreads", "1", "--memory-limit", "0",
-                        "--no-dashboard", *([] if nanny else ["--no-nanny"]))
-        self.wait_for_workers(n_workers)
-
-    def _start(self, command: str, *args) -> subprocess.Popen:
-        env = self.worker_env if command == "worker" else self.env
-        # `python -m distributed.cli.dask_<comando>` é o que `.venv/bin/dask <comando>` do README roda
-        p = subprocess.Popen([sys.executable, "-m", f"distributed.cli.dask_{command}", *args], env=env, cwd="/",
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        self.procs.append(p)
-        return p
-
-    def client(self):
-        from distributed import Client
-        return Client(self.address, timeout="30s", set_as_default=False)
-
-    def wait_for_workers(self, n: int) -> None:
-        end = time.monotonic() + 90
-        while True:
-            try:
-                with self.client() as c:
-                    c.wait_for_workers(n, timeout=max(1, end - time.monotonic()))
-                return
-            except OSError:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.5)
-
-    def close(self) -> None:
-        import shutil
-        shutil.rmtree(self.scheduler_file.parent, ignore_errors=True)
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            p.wait()
+from dask_cluster import DaskCluster  # noqa: E402 - os comandos do README (tests/support)
 
 
 @pytest.fixture(scope="module")
@@ -632,7 +557,7 @@ def turma_cluster(turma, tmp_path_factory):
     cluster = DaskCluster(2)
     try:
         p = run_cli("grade", turma["subs"], "--workspace", ws, "--solutions", turma["sol"],
-                    "--scheduler", cluster.scheduler_file, *LIMITS)
+                    *cluster.scheduler_args(), *LIMITS)
         with cluster.client() as c:             # nada ficou nos trabalhadores: kernels e pastas soltos
             leftovers = c.run(lambda: __import__("autograder.worker.tasks").worker.tasks._current is not None)
     finally:
@@ -642,7 +567,7 @@ def turma_cluster(turma, tmp_path_factory):
 
 @needs_bwrap
 def test_cluster_and_local_runs_write_identical_csvs(turma, turma_cluster):
-    assert "com o Dask (tcp://127.0.0.1:" in turma_cluster["stderr"]
+    assert "com o Dask (tls://127.0.0.1:" in turma_cluster["stderr"]
     assert "com o Dask (2 processo(s) nesta máquina)" in turma["stderr"]
     for name in ("grades.csv", "questions.csv"):
         assert (turma_cluster["ws"] / name).read_bytes() == (turma["ws"].root / name).read_bytes(), name
@@ -671,7 +596,7 @@ def test_a_worker_that_dies_is_retried_then_the_row_is_crashed_and_rerun_later(t
     try:
         with cluster.client() as c:
             c.run(exec, _FAULT, {})
-        p = run_cli("grade", subs, "--workspace", ws, "--solutions", turma["sol"], "--scheduler", cluster.address,
+        p = run_cli("grade", subs, "--workspace", ws, "--solutions", turma["sol"], *cluster.grade_args,
                     "--no-feedback", "--no-report", *LIMITS, check=False)
     finally:
         cluster.close()
@@ -699,7 +624,7 @@ def test_a_cluster_that_disappears_stops_with_a_message_and_the_run_resumes(turm
     cluster = DaskCluster(2)
     try:
         proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(subs), "--workspace",
-                                 str(ws), "--solutions", str(turma["sol"]), "--scheduler", cluster.address,
+                                 str(ws), "--solutions", str(turma["sol"]), *cluster.grade_args,
                                  "--no-feedback", "--no-report", "--no-progress", *LIMITS],
                                 cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -712,7 +637,7 @@ def test_a_cluster_that_disappears_stops_with_a_message_and_the_run_resumes(turm
     finally:
         cluster.close()
     assert proc.returncode == 2, err[-3000:]
-    assert "a conexão com o cluster Dask (tcp://127.0.0.1:" in err and "rode o mesmo comando" in err, err[-3000:]
+    assert "a conexão com o cluster Dask (tls://127.0.0.1:" in err and "rode o mesmo comando" in err, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
     done = len(list(results.glob("*.json")))
     total = len(few)
@@ -733,7 +658,7 @@ def test_workers_without_the_sandbox_are_refused_before_grading(arquivos, tmp_pa
     cluster = DaskCluster(1, worker_env={"PATH": str(Path(sys.executable).parent)})
     try:
         p = run_cli("grade", turma["subs"], "--workspace", ws, "--solutions", turma["sol"],
-                    "--scheduler", cluster.address, *LIMITS, check=False)
+                    *cluster.grade_args, *LIMITS, check=False)
     finally:
         cluster.close()
     assert p.returncode == 2, p.stderr
