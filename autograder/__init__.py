@@ -14,9 +14,11 @@ tests/grader_e2e/.
     box/        o processo do kernel na sandbox: lançador, bubblewrap, cgroups, molde
     wire/       o texto injetado nos dois kernels: codec, mensagens, os dois lados
     store/      o que fica no workspace: arquivos de resultado, gradebook, identidades
-    readers/    as linhas de nota calculadas uma vez -> CSVs, relatório, retornos, AVA
-    insight/    a turma vista de cima: respostas parecidas, os erros da turma (ainda fora
-                do relatório)
+    readers/    as linhas de nota calculadas uma vez -> CSVs, relatório, retornos, AVA;
+                class_insight.py leva insight/ ao relatório e aos retornos; regrade.py,
+                o que uma recorreção mudou e o código curto de cada página de retorno
+    insight/    a turma vista de cima: respostas parecidas, os erros da turma (funções
+                puras; readers/class_insight.py as alimenta)
     authoring/  fontes dos exercícios (fontes/) -> solutions/ -> exercises/
     cli.py      a linha de comando (`python -m autograder`); release.py, a porta de
                 `python -m autograder.release`

@@ -76,6 +76,10 @@ class GradeOptions:
     tty: bool | None = None
     scheduler: str | None = None        # endereço ou arquivo de um agendador Dask; None: LocalCluster
     client: object | None = None        # um distributed.Client já aberto (API em Python; não é fechado)
+    students: list[str] = field(default_factory=list)       # vazio: todos (`regrade` escolhe alguns)
+    # `regrade`: as entregas vêm do próprio submitted/ do workspace; horário, nº do Moodle e notas
+    # da coleta ficam os do resultado gravado (a coleta original não está mais aqui)
+    regrade: bool = False
 
 
 @dataclass
@@ -223,6 +227,8 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
     infos = ws.prepare(assignments)
     by_key = {(s.student, s.assignment): s for s in subs}
     students = sorted({s.student for s in subs})
+    if opts.students:                    # `regrade`: só os alunos pedidos
+        students = [s for s in students if s in set(opts.students)]
     if not students:
         raise GradeError(f"nenhuma entrega encontrada em {opts.submissions}")
 
@@ -237,10 +243,14 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
             ts = sub.timestamp.isoformat() if sub and sub.timestamp else None
             ts_utc = (sub.timestamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
                       if sub and sub.timestamp else None)
-            _mirror(ws.submitted(s, a), files, ts_utc)
-            job = Job(s, a, job_key(files, ts, infos[a].source_hash, fingerprint), ts, files,
+            kept = read_result(ws.result_path(s, a)) if opts.regrade else None
+            if not opts.regrade:
+                _mirror(ws.submitted(s, a), files, ts_utc)
+            job = Job(s, a, job_key(files, kept.timestamp if kept else ts, infos[a].source_hash, fingerprint),
+                      kept.timestamp if kept else ts, files,
                       # [coleta] issue 13: o que a coleta tem a dizer vai para a linha do aluno
-                      notes=list(sub.notes) if sub else [], participant=sub.participant if sub else None)
+                      notes=list(kept.collection_notes if kept else sub.notes if sub else []),
+                      participant=kept.participant if kept else sub.participant if sub else None)
             jobs.append(job)
             old = None if opts.redo else read_result(ws.result_path(s, a))
             if old is None or old.key != job.key:
