@@ -217,7 +217,7 @@ def _read_side_parsers(sub) -> None:
     rp.add_argument("--similarity-threshold", type=_positive_decimal, default=None, metavar="X",
                     help="semelhança mínima (de 0 a 1; aceita 0,6) para um par de respostas aparecer "
                          "no relatório e em relatorio/similarity.csv (padrão: "
-                         f"{_default_threshold():g}). Fica guardado no workspace")
+                         + f"{_default_threshold():g}".replace(".", ",") + "). Fica guardado no workspace")
 
     ex = sub.add_parser("export", help="exportações para o AVA (Moodle, Canvas) e a tabela larga",
                         description="Escreve exportacoes/: notas_por_aluno.csv (um aluno por linha, uma "
@@ -599,7 +599,7 @@ def cmd_regrade(args) -> int:
             rows += diff_rows(old, new)
     path = write_regrade_csv(ws, rows, datetime.now())
     changed = [r for r in rows if r["changed"] == "true"]
-    say(f"{len(changed)} de {len(rows)} teste(s) mudaram; o que mudou está em {path}")
+    say(f"{len(changed)} de {len(rows)} questão(ões) mudaram; o que mudou está em {path}")
     for r in changed:
         say(f"  {r['student_id']}/{r['assignment']} {r['grade_id']}: {r['before_score'] or '—'} -> "
             f"{r['after_score'] or '—'} de {r['max_score']}")

@@ -32,6 +32,23 @@ def _cli(*args, env) -> None:
     subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], env=env, check=True)
 
 
+TITLES = {"dobro": "## Tarefa 1 — o dobro (2 pontos)", "soma_linhas": "## Tarefa 2 — a soma das linhas (3 pontos)"}
+
+
+def _with_task_titles(path: Path) -> None:
+    """Um título de tarefa antes de cada resposta, como nos capítulos (a seção a reler é
+    "título do caderno, título da tarefa")."""
+    from autograder.core import nbmeta
+    nb = nbformat.read(path, as_version=4)
+    cells = []
+    for c in nb.cells:
+        if nbmeta.grade_id(c) in TITLES:
+            cells.append(nbformat.v4.new_markdown_cell(TITLES[nbmeta.grade_id(c)]))
+        cells.append(c)
+    nb.cells = cells
+    nbformat.write(nb, path)
+
+
 def build(base: Path) -> Path:
     """A turma corrigida, com os retornos explicados e uma recorreção; devolve o workspace."""
     import cenarios
@@ -40,7 +57,7 @@ def build(base: Path) -> Path:
     slug = cenarios.SLUG
     sol, subs = base / "solucoes", base / "entregas"
     ws = Workspace(base / "correcao", sol)
-    cenarios.build_assignment(sol)
+    _with_task_titles(cenarios.build_assignment(sol))
     release = ws.prepare([slug])[slug].release[slug]
     for student, answers in cenarios.INSIGHT_ANSWERS.items():
         d = subs / student / slug

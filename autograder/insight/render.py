@@ -30,7 +30,12 @@ INSIGHT_CSS = (
     "section[class^=insight] pre{overflow-x:auto;background:#f6f8fa;padding:.5em;font-size:.85em}"
     ".insight-mistake{border-left:4px solid #c0392b;padding-left:.8em;margin:1em 0}"
     ".insight-notice{background:#fff8e1;border:1px solid #e0c060;padding:.2em 1em;margin:1em 0}"
-    "@media (max-width:700px){.insight-side{grid-template-columns:1fr}}</style>"
+    "@media (max-width:700px){.insight-side{grid-template-columns:1fr}"
+    "section[class^=insight] table{font-size:.85em}"
+    # no celular, as tabelas largas viram um cartão por linha, cada valor com o nome da coluna
+    ".insight-cards thead{display:none}.insight-cards tr{display:block;border:1px solid #bbb;"
+    "margin:.5em 0}.insight-cards td{display:block;border:none}"
+    ".insight-cards td::before{content:attr(data-label) \": \";font-weight:bold}}</style>"
 )
 
 SIMILARITY_NOTICE = (
@@ -55,7 +60,9 @@ def fmt_num(x: float, digits: int = 2) -> str:
 
 
 def fmt_pct(x: float | None, digits: int = 0) -> str:
-    return "—" if x is None else f"{fmt_num(100 * x, digits)} %"
+    """Porcentagem com espaço que não quebra antes do %: "50\u00a0%" (o % não vai sozinho
+    para a linha de baixo)."""
+    return "—" if x is None else f"{fmt_num(100 * x, digits)}\u00a0%"
 
 
 def _lines(span: tuple[int, int]) -> str:
@@ -74,11 +81,13 @@ def similarity_html(pairs: Sequence[SimilarPair], *, assignment: str, threshold:
         return "".join(out)
     out.append(f"<p>{len(pairs)} {'par' if len(pairs) == 1 else 'pares'}{who} com semelhança de "
                f"{fmt_pct(threshold)} ou mais.</p>")
-    out.append('<div class="insight-scroll"><table><thead><tr><th>aluno A</th><th>aluno B</th><th>semelhança</th>'
+    out.append('<div class="insight-scroll"><table class="insight-cards"><thead><tr><th>aluno A</th><th>aluno B</th><th>semelhança</th>'
                '<th>Jaccard</th><th>impressões em comum</th><th>trechos</th></tr></thead><tbody>')
     for p in pairs:
-        out.append(f"<tr><td>{escape(p.a)}</td><td>{escape(p.b)}</td><td>{fmt_pct(p.score)}</td>"
-                   f"<td>{fmt_pct(p.jaccard)}</td><td>{p.shared}</td><td>{len(p.fragments)}</td></tr>")
+        out.append(f'<tr><td data-label="aluno A">{escape(p.a)}</td><td data-label="aluno B">{escape(p.b)}</td>'
+                   f'<td data-label="semelhança">{fmt_pct(p.score)}</td><td data-label="Jaccard">{fmt_pct(p.jaccard)}</td>'
+                   f'<td data-label="impressões em comum">{p.shared}</td>'
+                   f'<td data-label="trechos">{len(p.fragments)}</td></tr>')
     out.append("</tbody></table></div>")
     for p in pairs:
         out.append(f"<details><summary>{escape(p.a)} e {escape(p.b)}: {fmt_pct(p.score)}</summary>")

@@ -47,6 +47,7 @@ from ..collect.submissions import pick_notebook
 from .progress import Progress
 from ..core.results import VERSION, JobResult
 from ..store.result_files import read_result, write_result
+from ..store import release_history
 from ..collect import gather
 from ..worker.tasks import Course, GradeTask, TaskOutput, crashed_output
 
@@ -224,7 +225,9 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
 
     assignments, subs = _collect(ws, opts, deadlines.tz, assignments, available, summary)
     say(f"preparando {len(assignments)} tarefa(s) no workspace {ws.root} ...")
+    release_history.remember(ws, assignments)       # a versão de antes de um teste corrigido
     infos = ws.prepare(assignments)
+    release_history.remember(ws, assignments)
     by_key = {(s.student, s.assignment): s for s in subs}
     students = sorted({s.student for s in subs})
     if opts.students:                    # `regrade`: só os alunos pedidos
@@ -285,16 +288,18 @@ def _release_files(ws: Workspace, a: str) -> dict[str, bytes]:
             if p.is_file() and ".ipynb_checkpoints" not in p.parts}
 
 
-def build_tasks(infos, todo: list[Job]) -> list[GradeTask]:
+def build_tasks(infos, todo: list[Job], earlier: dict | None = None) -> list[GradeTask]:
     """Uma tarefa por notebook esperado de cada entrega, em ordem de (tarefa, notebook, aluno):
-    um trabalhador pega notebooks iguais em seguida e reaproveita os kernels pré-aquecidos."""
+    um trabalhador pega notebooks iguais em seguida e reaproveita os kernels pré-aquecidos.
+    `earlier`: (tarefa, notebook) -> textos anteriores das células travadas (release_history)."""
     out = []
     for job in todo:
         info = infos[job.assignment]
         extra = {k: v for k, v in job.files.items() if not k.endswith(".ipynb")}
         for name in info.notebooks:
             raw, note = pick_notebook(job.files, name, info.notebooks)
-            out.append(GradeTask(job.student, job.assignment, name, raw, extra, job.timestamp, note))
+            out.append(GradeTask(job.student, job.assignment, name, raw, extra, job.timestamp, note,
+                                 earlier_locked=tuple(sorted((earlier or {}).get((job.assignment, name), {}).items()))))
     return sorted(out, key=lambda t: (t.assignment, t.notebook, t.student))
 
 
@@ -500,7 +505,9 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
                     source_hashes={a: i.source_hash for a, i in infos.items()}, seed_db=seed_bytes(ws),
                     settings=opts.settings, limits=opts.limits, use_sandbox=opts.use_sandbox,
                     use_zygote=opts.use_zygote, hidden_secret=student_seed.workspace_secret(ws.state))
-    task_list = build_tasks(infos, todo)
+    earlier = {(a, n): release_history.earlier_locked(ws, a, n, info.release[n])
+               for a, info in infos.items() for n in info.notebooks}
+    task_list = build_tasks(infos, todo, earlier)
     rec = _Recorder(ws, infos, todo, students, summary, opts.tty)
     done = 0
     try:

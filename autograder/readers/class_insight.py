@@ -124,7 +124,7 @@ def _read_release(ws: Workspace, a: _Assignment, notebooks: list[str]) -> dict[s
             if gid and _is_answer(c):
                 a.starter[_key(name, gid, notebooks)] = c.source
             if gid and _is_test(c):
-                where = ", ".join(x for x in (chapter, titles.get(gid, "")) if x and x != gid)
+                where = ", ".join(dict.fromkeys(x for x in (chapter, titles.get(gid, "")) if x and x != gid))
                 a.sections[gid] = where + (f" (livro: {page})" if page else "")
         src = ws.source(a.name) / f"{name}.ipynb"
         if src.exists():
@@ -145,6 +145,7 @@ def _read_assignment(ws: Workspace, name: str, rows: list[Row]) -> _Assignment:
             continue
         cells: dict[str, str] = {}
         per_task: dict[str, list[str]] = {}
+        per_test: dict[str, str] = {}        # teste -> as respostas logo antes dele
         messages: dict[tuple[str, str], str] = {}
         for nbr in row.result.notebooks:
             path = ws.autograded(row.student, name) / f"{nbr.notebook}.ipynb"
@@ -152,16 +153,21 @@ def _read_assignment(ws: Workspace, name: str, rows: list[Row]) -> _Assignment:
                 continue
             nb = nbformat.read(path, as_version=4)
             titles = titles_by_nb.get(nbr.notebook, {})
+            since: list[str] = []
             for c in nb.cells:
                 gid = nbmeta.grade_id(c)
                 if gid and _is_answer(c):
                     cells[_key(nbr.notebook, gid, notebooks)] = c.source
                     per_task.setdefault(titles.get(gid, gid), []).append(c.source)
+                    since.append(c.source)
                 elif gid and _is_test(c):
                     messages[(nbr.notebook, gid)] = visible_message(c)
+                    if since:
+                        per_test[gid] = "\n\n".join(since)
+                    since = []
         if cells:
             a.submissions.append(Submission(row.student, cells))
-        a.answers[row.student] = {t: "\n\n".join(srcs) for t, srcs in per_task.items()}
+        a.answers[row.student] = {**{t: "\n\n".join(srcs) for t, srcs in per_task.items()}, **per_test}
         for nbr in row.result.notebooks:
             for q in nbr.questions:
                 if q.kind != "test":

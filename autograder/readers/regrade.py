@@ -130,6 +130,10 @@ def _verdict_pt(v: str) -> str:
     return {"passed": "passou", "failed": "falhou"}.get(v, "—")
 
 
+def _code(x: str) -> str:
+    return f"<code>{html.escape(x)}</code>" if x else "—"
+
+
 def regrade_html(ws: Workspace) -> str:
     """A seção "Recorreções" do relatório: as últimas, com as linhas que mudaram."""
     regrades = read_regrades(ws)
@@ -140,27 +144,28 @@ def regrade_html(ws: Workspace) -> str:
            "<p>Cada recorreção (<code>python -m autograder regrade</code>) corrige de novo só os "
            "alunos e as tarefas pedidos, com as mesmas entradas ocultas, e grava o que mudou, teste a "
            "teste, num arquivo <code>relatorio/regrade-*.csv</code>. Abaixo, as mais recentes; "
-           "a tabela mostra só os testes que mudaram.</p>"]
+           "a tabela mostra só as questões que mudaram.</p>"]
     for p, rows in regrades[:SHOWN_REGRADES]:
         changed = [r for r in rows if r["changed"] == "true"]
         pairs = sorted({(r["student_id"], r["assignment"]) for r in rows})
         out.append(f"<h3><code>{e(p.name)}</code></h3><p>{len(pairs)} entrega(s) recorrigida(s): "
                    + e(", ".join(f"{s} ({a})" for s, a in pairs))
-                   + f"; {len(changed)} de {len(rows)} teste(s) mudaram.</p>")
+                   + f"; {len(changed)} de {len(rows)} questão(ões) mudaram.</p>")
         if not changed:
             continue
-        out.append('<div class="insight-scroll"><table><thead><tr><th>aluno</th><th>tarefa</th>'
+        out.append('<div class="insight-scroll"><table class="insight-cards"><thead><tr><th>aluno</th><th>tarefa</th>'
                    "<th>teste</th><th>visível antes → depois</th><th>oculta antes → depois</th>"
                    "<th>pontos antes → depois</th><th>código</th></tr></thead><tbody>")
         for r in changed:
             pts = lambda x: x.replace(".", ",") if x else "—"  # noqa: E731
             out.append(
-                f"<tr><td>{e(r['student_id'])}</td><td>{e(r['assignment'])}</td>"
-                f"<td>{e(r['title'] or r['grade_id'])} (<code>{e(r['grade_id'])}</code>)</td>"
-                f"<td>{_verdict_pt(r['before_visible'])} → {_verdict_pt(r['after_visible'])}</td>"
-                f"<td>{_verdict_pt(r['before_hidden'])} → {_verdict_pt(r['after_hidden'])}</td>"
-                f"<td>{e(pts(r['before_score']))} → {e(pts(r['after_score']))} de {e(pts(r['max_score']))}</td>"
-                f"<td><code>{e(r['before_id'])}</code> → <code>{e(r['after_id'])}</code></td></tr>")
+                f'<tr><td data-label="aluno">{e(r["student_id"])}</td><td data-label="tarefa">{e(r["assignment"])}</td>'
+                f'<td data-label="teste">{e(r["title"] or r["grade_id"])} (<code>{e(r["grade_id"])}</code>)</td>'
+                f'<td data-label="parte visível">{_verdict_pt(r["before_visible"])} → {_verdict_pt(r["after_visible"])}</td>'
+                f'<td data-label="parte oculta">{_verdict_pt(r["before_hidden"])} → {_verdict_pt(r["after_hidden"])}</td>'
+                f'<td data-label="pontos">{e(pts(r["before_score"]))} → {e(pts(r["after_score"]))} '
+                f'de {e(pts(r["max_score"]))}</td>'
+                f'<td data-label="código">{_code(r["before_id"])} → {_code(r["after_id"])}</td></tr>')
         out.append("</tbody></table></div>")
     out.append("</section>")
     return "".join(out)

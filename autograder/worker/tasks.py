@@ -88,6 +88,9 @@ class GradeTask:
     note: str | None = None                      # p.ex. "notebook com outro nome (...) usado como ..."
     # False: não vale aquecer kernels para um próximo notebook igual (a fila dele acabou)
     warm_next: bool = True
+    # (grade_id, textos de versões anteriores de release/) (store/release_history.py): a célula
+    # travada com um deles é atualizada sem virar "alterada"
+    earlier_locked: tuple = ()
 
 
 @dataclass

@@ -14,7 +14,8 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from autograder.core.results import JobResult, NotebookResult, QuestionResult, TestPart
+from autograder.core.results import JobResult, NotebookResult, QuestionResult
+from autograder.core.results import TestPart as Part
 from autograder.insight.mistakes import analyze, TestOutcome
 from autograder.readers import class_insight
 from autograder.readers.feedback import insert_after_header
@@ -26,7 +27,7 @@ CANARIO = "ENTRADA_OCULTA_7391"
 def _test_cell(parts, outputs):
     cell = nbformat.v4.new_code_cell("conferir(...)")
     cell.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "t1", "points": 2}
-    cell.metadata["autograder"] = TestPart.to_metadata(parts)
+    cell.metadata["autograder"] = Part.to_metadata(parts)
     cell.outputs = outputs
     return cell
 
@@ -36,13 +37,13 @@ def _err(text):
 
 
 def test_mensagem_so_da_parte_visivel():
-    cell = _test_cell([TestPart(False, 1, False, True), TestPart(True, 1, False, True)],
+    cell = _test_cell([Part(False, 1, False, True), Part(True, 1, False, True)],
                       [_err("maior diferença: 0,5 na posição (1, 2)"), _err(f"oculto {CANARIO}")])
     assert class_insight.visible_message(cell) == "maior diferença: 0,5 na posição (1, 2)"
-    oculta = _test_cell([TestPart(False, 0, True, True), TestPart(True, 1, False, True)],
+    oculta = _test_cell([Part(False, 0, True, True), Part(True, 1, False, True)],
                         [_err(f"oculto {CANARIO}")])
     assert class_insight.visible_message(oculta) == ""
-    inteira = _test_cell([TestPart(None, 1, False, True)], [_err(f"inteira {CANARIO}")])
+    inteira = _test_cell([Part(None, 1, False, True)], [_err(f"inteira {CANARIO}")])
     assert class_insight.visible_message(inteira) == ""
 
 

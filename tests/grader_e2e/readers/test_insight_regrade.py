@@ -14,7 +14,8 @@ no código e nas mensagens dos testes ocultos) aparece no relatório, nos CSVs o
 Depois o teste visível de `dobro` muda na fonte e `regrade` corrige de novo ana (por
 `--student`) e bruno (pelo código da página dele): só a linha de bruno nesse teste muda, o
 arquivo de recorreção diz isso, o resultado de carla fica byte a byte igual e o relatório
-mostra a recorreção.
+mostra a recorreção. A célula de teste antiga que ana e bruno entregaram é a da versão
+anterior da tarefa: é atualizada sem marcar a linha como "célula de teste alterada".
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import pytest
 import cenarios
 from autograder.core import nbmeta
 from autograder.core.workspace import Workspace
-from grading import LIMITS, SLUG, clone_prepared, needs_bwrap, run_cli
+from grading import LIMITS, SLUG, clone_prepared, needs_bwrap, read_csv, run_cli
 
 ANSWERS = cenarios.INSIGHT_ANSWERS
 OLD_TEST = cenarios.INSIGHT_OLD_TEST
@@ -115,6 +116,10 @@ def test_recorrecao_depois_de_mudar_um_teste_so_muda_a_linha_afetada(classe):
     assert (row["before_visible"], row["after_visible"]) == ("failed", "passed")
     assert row["before_id"] == code
     assert ws.result_path("carla", SLUG).read_bytes() == carla_before     # nada mais foi refeito
+    # a célula de teste antiga que ana e bruno entregaram não vira "célula de teste alterada"
+    grades = read_csv(ws.root / "grades.csv")
+    assert {s: grades[s]["status"] for s in ("ana", "bruno")} == {"ana": "ok", "bruno": "ok"}
+    assert "versão anterior da tarefa" in grades["ana"]["details"]
     page = (ws.root / "relatorio" / "index.html").read_text(encoding="utf-8")
     assert "Recorreções" in page and files[0].name in page
     assert "falhou → passou" in page
