@@ -15,11 +15,14 @@ tests/grader_e2e/.
     worker/     uma tarefa do Dask = um notebook: entrada, laço das células, pontos
     box/        o processo do kernel na sandbox: lançador, bubblewrap, cgroups, molde
     wire/       o texto injetado nos dois kernels: codec, mensagens, os dois lados
-    store/      o que fica no workspace: arquivos de resultado, gradebook, identidades
+    store/      o que fica no workspace: arquivos de resultado, gradebook, identidades,
+                as versões anteriores de release/ (um teste corrigido depois da entrega)
     readers/    as linhas de nota calculadas uma vez -> CSVs, relatório, retornos, AVA; o que
-                falta nelas, dito às claras (gaps.py: quem não entregou, atraso sem horário)
-    insight/    a turma vista de cima: respostas parecidas, os erros da turma (ainda fora
-                do relatório)
+                falta nelas, dito às claras (gaps.py: quem não entregou, atraso sem horário);
+                class_insight.py leva insight/ ao relatório e aos retornos; regrade.py,
+                o que uma recorreção mudou e o código curto de cada página de retorno
+    insight/    a turma vista de cima: respostas parecidas, os erros da turma (funções
+                puras; readers/class_insight.py as alimenta)
     authoring/  fontes dos exercícios (fontes/) -> solutions/ -> exercises/
     cli.py      a linha de comando (`python -m autograder`); release.py, a porta de
                 `python -m autograder.release`

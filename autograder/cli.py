@@ -235,6 +235,11 @@ def _read_side_parsers(sub) -> None:
     _deadline_args(f)
     _assignment_args(f, "gera o feedback de")
     _opt(f, "--force", "--refazer", action="store_true", help="refaz todos, mesmo os que não mudaram")
+    f.add_argument("--explain-mistakes", action=argparse.BooleanOptionalAction, default=None,
+                   help="acrescenta à página de cada aluno um parágrafo curto sobre o erro dele "
+                        "(a mensagem do teste visível ou \"falhou na parte oculta\", quantos colegas "
+                        "erraram igual e a seção do livro a reler; nunca as entradas ocultas). "
+                        "Fica guardado no workspace; --no-explain-mistakes tira")
 
     rp = sub.add_parser("report", help="grades.csv, questions.csv, exportações e o relatório com gráficos",
                         description="Reescreve grades.csv e questions.csv (com as notas manuais e os "
@@ -243,6 +248,10 @@ def _read_side_parsers(sub) -> None:
     _deadline_args(rp)
     _assignment_args(rp, "relata")
     _csv_args(rp)
+    rp.add_argument("--similarity-threshold", type=_positive_decimal, default=None, metavar="X",
+                    help="semelhança mínima (de 0 a 1; aceita 0,6) para um par de respostas aparecer "
+                         "no relatório e em relatorio/similarity.csv (padrão: "
+                         + f"{_default_threshold():g}".replace(".", ",") + "). Fica guardado no workspace")
 
     ex = sub.add_parser("export", help="exportações para o AVA (Moodle, Canvas) e a tabela larga",
                         description="Escreve exportacoes/: notas_por_aluno.csv (um aluno por linha, uma "
@@ -291,6 +300,41 @@ def cmd_certs(args) -> int:
           "copie para cada máquina só o que o comentário dela diz, na mesma pasta. Comandos:\n")
     print(tls.render_commands(tls.cluster_commands(out, host, args.port)), end="")
     return 0
+def _default_threshold() -> float:
+    from .readers.class_insight import DEFAULT_THRESHOLD
+    return DEFAULT_THRESHOLD
+
+
+def _regrade_parsers(sub) -> None:
+    from .plan.runner import DEFAULTS
+    r = sub.add_parser("regrade", help="corrige de novo só alguns alunos e tarefas e diz o que mudou",
+                       description="Corrige de novo as entregas escolhidas (as que já estão em submitted/ "
+                                   "do workspace), com as mesmas entradas ocultas, depois de um teste "
+                                   "corrigido ou de um pedido de revisão; grava o que mudou, teste a teste, "
+                                   "em relatorio/regrade-AAAAmmdd-HHMMSS.csv e no relatório. Nada mais "
+                                   "do workspace é corrigido de novo.")
+    _workspace_args(r)
+    r.add_argument("--student", action="append", default=[], metavar="ALUNO",
+                   help="corrige de novo este aluno (repetível)")
+    _assignment_args(r, "corrige de novo")
+    r.add_argument("--id", action="append", default=[], metavar="CÓDIGO",
+                   help="o código de 8 caracteres da página de retorno (repetível): corrige de novo "
+                        "aquela entrega")
+    r.add_argument("--jobs", "-j", type=_positive(int), default=1, metavar="N",
+                   help="notebooks corrigidos ao mesmo tempo (padrão: 1)")
+    r.add_argument("--cell-timeout", type=_positive(float), default=None, metavar="S",
+                   help="limite por célula, em segundos (padrão: o mesmo de grade)")
+    r.add_argument("--notebook-timeout", type=_positive(float), default=300.0, metavar="S",
+                   help="limite por notebook, em segundos (padrão: 300)")
+    r.add_argument("--memory", type=_positive(int), default=DEFAULTS.memory_mib, metavar="MIB",
+                   help=f"memória de cada notebook, em MiB (padrão: {DEFAULTS.memory_mib})")
+    r.add_argument("--no-sandbox", action="store_true",
+                   help="corrige sem bubblewrap (PERIGOSO: o código dos alunos roda com os seus direitos)")
+    f = sub.add_parser("find-id", help="acha a entrega de um código de página de retorno",
+                       description="Diz de que aluno e tarefa é o código que o aluno citou (o atual ou "
+                                   "um de antes de uma recorreção).")
+    _workspace_args(f, solutions=False)
+    f.add_argument("code", metavar="CÓDIGO", help="o código de 8 caracteres da página de retorno")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -308,6 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     _certs_parser(sub)
     _read_side_parsers(sub)
     _deadlines_parser(sub)
+    _regrade_parsers(sub)
     return p
 
 
@@ -342,6 +387,8 @@ class Outputs:
     force_feedback: bool = False
     report: bool = False
     exports: bool = False
+    similarity_threshold: float | None = None    # None: o guardado no workspace (ou o padrão)
+    explain_mistakes: bool | None = None         # None: o guardado no workspace
 
 
 def publish(ws, deadlines, fmt, assignments, out: Outputs) -> tuple[list, int]:
@@ -352,17 +399,27 @@ def publish(ws, deadlines, fmt, assignments, out: Outputs) -> tuple[list, int]:
     from .readers.exports import write_exports
     from .readers.report import collect, write_csvs, write_report
     from .readers.gaps import unknown_lateness
+    from .readers import class_insight
     rows = collect(ws, deadlines, assignments)
     if (warn := unknown_lateness(rows)):
         print(f"AVISO: {warn}", file=sys.stderr)
     rc = 0
+    threshold, explain = class_insight.insight_settings(ws.state, out.similarity_threshold,
+                                                        out.explain_mistakes)
+    insight = (class_insight.build_insight(ws, rows, threshold)
+               if out.report or (out.feedback and explain) else None)
     if out.csvs:
         write_csvs(ws, rows, fmt)
     if out.feedback:
         names = {sid: ident.name for sid, ident in identities(ws).items() if ident.name}
-        rc = _publish_feedback(ws, rows, names, out.force_feedback)
+        notes = ({k: class_insight.notes_html(v) for k, v in class_insight.mistake_notes(insight, rows).items()}
+                 if explain else None)
+        rc = _publish_feedback(ws, rows, names, out.force_feedback, notes)
     if out.report:
-        page = write_report(ws, rows, deadlines)
+        class_insight.write_insight(ws, insight, fmt.sep, fmt.decimal)
+        for w in insight.warnings:
+            print(f"AVISO: {w}", file=sys.stderr)
+        page = write_report(ws, rows, deadlines, class_insight.report_sections(ws, insight))
         print(f"relatório em {page}; notas em {ws.root / 'grades.csv'}", file=sys.stderr)
     if out.exports:
         files = write_exports(ws, rows, fmt)
@@ -370,10 +427,10 @@ def publish(ws, deadlines, fmt, assignments, out: Outputs) -> tuple[list, int]:
     return rows, rc
 
 
-def _publish_feedback(ws, rows, names, force: bool) -> int:
+def _publish_feedback(ws, rows, names, force: bool, notes=None) -> int:
     """Gera os retornos e avisa do que não pode ir para os alunos; 1 se alguma página foi recusada."""
     from .readers.feedback import check_nbgrader_feedback, generate_feedback
-    written, fresh, refused = generate_feedback(ws, rows, names, force=force)
+    written, fresh, refused = generate_feedback(ws, rows, names, force=force, notes=notes)
     print(f"feedback em {ws.root / 'retornos'} ({written} escrito(s), {fresh} já em dia)", file=sys.stderr)
     for r in refused:
         print(f"RECUSADO: {r}", file=sys.stderr)
@@ -393,7 +450,8 @@ def cmd_feedback(args) -> int:
         return _err(e)
     # as exportações vêm junto: o zip de retornos do Moodle leva as páginas novas
     _, rc = publish(ws, deadlines, csv_format(ws.state), args.assignment or None,
-                    Outputs(feedback=True, force_feedback=args.force, exports=True))
+                    Outputs(feedback=True, force_feedback=args.force, exports=True,
+                            explain_mistakes=args.explain_mistakes))
     return rc
 
 
@@ -403,7 +461,11 @@ def cmd_report(args) -> int:
         fmt = _csv_ready(ws, args)
     except (ValueError, OSError) as e:
         return _err(e)
-    publish(ws, deadlines, fmt, args.assignment or None, Outputs(csvs=True, report=True, exports=True))
+    try:
+        publish(ws, deadlines, fmt, args.assignment or None,
+                Outputs(csvs=True, report=True, exports=True, similarity_threshold=args.similarity_threshold))
+    except ValueError as e:
+        return _err(e)
     return 0
 
 
@@ -546,4 +608,98 @@ def main(argv: list[str] | None = None, client=None) -> int:
     args.client = client
     return {"grade": cmd_grade, "release": cmd_release, "feedback": cmd_feedback,
             "report": cmd_report, "export": cmd_export, "deadlines": cmd_deadlines,
-            "certs": cmd_certs}[args.command](args)
+            "certs": cmd_certs, "regrade": cmd_regrade, "find-id": cmd_find_id}[args.command](args)
+
+
+# ----------------------------------------------------------------------------- recorreção
+
+def _regrade_targets(ws, args) -> dict[str, list[str]]:
+    """tarefa -> alunos a corrigir de novo: os pares de --id e o produto de --student por
+    --assignment (sem --assignment, as tarefas já corrigidas de cada aluno)."""
+    from .readers.regrade import find_id
+    from .readers.report import load_results
+    results = load_results(ws)
+    pairs: set[tuple[str, str]] = set()
+    for code in args.id:
+        found = find_id(ws, results, code)
+        if not found:
+            raise ValueError(f"nenhuma entrega com o código {code!r}")
+        pairs.update((f.student, f.assignment) for f in found)
+    known = {(r.student, r.assignment) for r in results}
+    for s in args.student:
+        for a in args.assignment or sorted({a for st, a in known if st == s}):
+            if (s, a) not in known:
+                raise ValueError(f"{s} não tem correção de {a} neste workspace")
+            pairs.add((s, a))
+    if not args.student and args.assignment and not args.id:
+        raise ValueError("diga quem corrigir de novo: --student ALUNO ou --id CÓDIGO")
+    if not pairs:
+        raise ValueError("diga quem corrigir de novo: --student ALUNO (e --assignment TAREFA) ou --id CÓDIGO")
+    out: dict[str, list[str]] = {}
+    for s, a in sorted(pairs):
+        out.setdefault(a, []).append(s)
+    return out
+
+
+def cmd_regrade(args) -> int:
+    """Corrige de novo só as entregas pedidas pelo mesmo caminho de `grade` (com o filtro de
+    alunos), grava o que mudou e refaz CSVs, retornos e relatório a partir dos resultados."""
+    from datetime import datetime
+
+    from .core.workspace import Workspace, repo_config
+    from .plan.lock import WorkspaceBusy, clean_leftovers, hold
+    from .plan.runner import DEFAULTS, GradeError, grade_options, run_grade, say
+    from .readers.csvfile import csv_format
+    from .readers.regrade import diff_rows, write_regrade_csv
+    from .store.result_files import read_result
+    try:
+        ws, deadlines = _workspace_ready(args)
+        ws = Workspace(args.workspace, args.solutions)
+        targets = _regrade_targets(ws, args)
+    except ValueError as e:
+        return _err(e)
+    cell_timeout = args.cell_timeout or float(repo_config().Execute.get("timeout", 30) or 30)
+    before = {(s, a): read_result(ws.result_path(s, a)) for a, ss in targets.items() for s in ss}
+    try:
+        with hold(ws.root):
+            clean_leftovers(ws.root)
+            for a, students in targets.items():
+                say(f"recorrigindo {a}: {', '.join(students)}")
+                run_grade(ws, grade_options(
+                    ws.root / "submitted", assignments=[a], students=students, regrade=True, redo=True,
+                    jobs=args.jobs, cell_timeout=cell_timeout, notebook_timeout=args.notebook_timeout,
+                    memory_mib=args.memory, nproc=DEFAULTS.nproc, disk_mib=DEFAULTS.disk_mib,
+                    use_sandbox=not args.no_sandbox, tty=False))
+    except (WorkspaceBusy, GradeError, ValueError, OSError) as e:
+        return _err(e)
+    rows = []
+    for (s, a), old in before.items():
+        new = read_result(ws.result_path(s, a))
+        if new is not None:
+            rows += diff_rows(old, new)
+    path = write_regrade_csv(ws, rows, datetime.now())
+    changed = [r for r in rows if r["changed"] == "true"]
+    say(f"{len(changed)} de {len(rows)} questão(ões) mudaram; o que mudou está em {path}")
+    for r in changed:
+        say(f"  {r['student_id']}/{r['assignment']} {r['grade_id']}: {r['before_score'] or '—'} -> "
+            f"{r['after_score'] or '—'} de {r['max_score']}")
+    _, rc = publish(ws, deadlines, csv_format(ws.state), None,
+                    Outputs(csvs=True, feedback=True, report=True, exports=True))
+    return rc
+
+
+def cmd_find_id(args) -> int:
+    from .readers.regrade import find_id
+    from .readers.report import load_results
+    try:
+        ws, _ = _workspace_ready(args)
+    except ValueError as e:
+        return _err(e)
+    found = find_id(ws, load_results(ws), args.code)
+    if not found:
+        print(f"nenhuma entrega com o código {args.code!r}", file=sys.stderr)
+        return 1
+    for f in found:
+        when = "página atual" if f.current else f"de antes de uma recorreção ({f.where})"
+        print(f"{f.student}\t{f.assignment}\t{when}")
+    return 0

@@ -30,8 +30,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "authoring": ("core",),
     # uma tarefa do Dask = um notebook; grava só a semente do gradebook da tarefa
     "worker": ("core", "box", "wire", "store.gradebook"),
-    # as linhas de nota calculadas uma vez -> CSVs, relatório, retornos, exportações
-    "readers": ("core", "store"),
+    # as linhas de nota calculadas uma vez -> CSVs, relatório, retornos, exportações; as
+    # leituras da turma (insight/) entram no relatório e nos retornos por aqui
+    "readers": ("core", "store", "insight"),
     # a turma vista de cima: respostas parecidas, os erros da turma (funções puras, sem o resto)
     "insight": (),
     # o processo que planeja: o que corrigir, o Dask, os resultados; confere e limpa a sandbox

@@ -153,13 +153,16 @@ def _pearson(xs: list[float], ys: list[float]) -> float | None:
 
 
 def _pick_examples(students: list[str], answers: Mapping[str, Mapping[str, str]], task: str,
-                   n: int = 2) -> tuple[str, ...]:
+                   n: int = 2, grade_id: str = "") -> tuple[str, ...]:
     """Até n respostas diferentes entre si, na ordem dos alunos (determinística). Anônimas:
     o relatório não diz de quem são, e o identificador do aluno, se aparecer no código
-    (num comentário, por exemplo), vira «aluno»."""
+    (num comentário, por exemplo), vira «aluno». A resposta de um aluno é a da célula de
+    teste (`answers[aluno][grade_id]`, as células de resposta logo antes dela), se houver,
+    ou a da tarefa inteira (`answers[aluno][task]`)."""
     out: list[str] = []
     for s in sorted(students):
-        src = (answers.get(s) or {}).get(task)
+        mine = answers.get(s) or {}
+        src = mine.get(grade_id) or mine.get(task)
         if src and len(s) >= 3:
             src = src.replace(s, "«aluno»")
         if src and src.strip() and src not in out:
@@ -175,8 +178,8 @@ def analyze(outcomes: Iterable[TestOutcome], *, sections: Mapping[str, str] | No
     """Os erros agrupados (do mais comum ao menos), as taxas por teste e a discriminação
     por tarefa.
 
-    `sections`: grade_id → seção do livro a reler. `answers`: aluno → tarefa → o código
-    da resposta (para os exemplos anônimos). `totals`: aluno → nota total da lista; sem
+    `sections`: grade_id → seção do livro a reler. `answers`: aluno → tarefa (ou grade_id
+    do teste) → o código da resposta (para os exemplos anônimos). `totals`: aluno → nota total da lista; sem
     ele, a soma dos pontos dos testes recebidos."""
     sections = sections or {}
     answers = answers or {}
@@ -202,7 +205,7 @@ def analyze(outcomes: Iterable[TestOutcome], *, sections: Mapping[str, str] | No
         students = sorted({m.student for m in members})
         example = "" if hidden else headline(sorted(members, key=lambda m: m.student)[0].visible_message)
         mistakes.append(Mistake(task, gid, hidden, template, example, len(students),
-                                sections.get(gid), _pick_examples(students, answers, task),
+                                sections.get(gid), _pick_examples(students, answers, task, grade_id=gid),
                                 tuple(students)))
     mistakes.sort(key=lambda m: (-m.count, order[(m.task, m.grade_id)], m.hidden, m.template))
 

@@ -17,12 +17,30 @@ from .mistakes import ClassMistakes
 from .similarity import SimilarPair
 
 __all__ = [
-    "SIMILARITY_NOTICE", "fmt_num", "fmt_pct", "similarity_html", "similarity_rows",
+    "INSIGHT_CSS", "SIMILARITY_NOTICE", "fmt_num", "fmt_pct", "similarity_html", "similarity_rows",
     "mistakes_html", "mistakes_rows", "pass_rate_rows", "task_rows", "csv_text",
 ]
 
+# O estilo das seções (vai uma vez no relatório): trechos lado a lado na tela larga, um
+# embaixo do outro no celular; tabelas e código rolam de lado em vez de alargar a página.
+INSIGHT_CSS = (
+    "<style>.insight-side{display:grid;grid-template-columns:1fr 1fr;gap:1em}"
+    ".insight-side>div{min-width:0}"
+    ".insight-scroll{overflow-x:auto;max-width:100%}"
+    "section[class^=insight] pre{overflow-x:auto;background:#f6f8fa;padding:.5em;font-size:.85em}"
+    ".insight-mistake{border-left:4px solid #c0392b;padding-left:.8em;margin:1em 0}"
+    ".insight-notice{background:#fff8e1;border:1px solid #e0c060;padding:.2em 1em;margin:1em 0}"
+    "@media (max-width:700px){.insight-side{grid-template-columns:1fr}"
+    "section[class^=insight] table{font-size:.85em}"
+    # no celular, as tabelas largas viram um cartão por linha, cada valor com o nome da coluna
+    ".insight-cards thead{display:none}.insight-cards tr{display:block;border:1px solid #bbb;"
+    "margin:.5em 0}.insight-cards td{display:block;border:none}"
+    ".insight-cards td::before{content:attr(data-label) \": \";font-weight:bold}}</style>"
+)
+
 SIMILARITY_NOTICE = (
-    "<p><strong>O que a semelhança diz, e o que não diz.</strong> A nota de um par é a fração "
+    '<div class="insight-notice"><p><strong>O que a semelhança diz, e o que não diz.</strong> '
+    "A nota de um par é a fração "
     "do código de resposta do aluno com menos código que também aparece no outro, depois de "
     "tirar o código inicial que todos receberam, os comentários, os espaços e os nomes de "
     "variáveis e os números. Uma nota alta diz que os dois códigos têm a mesma estrutura em "
@@ -31,7 +49,7 @@ SIMILARITY_NOTICE = (
     "curtas, um jeito de escrever ensinado em aula, o mesmo exemplo do livro ou um estudo em "
     "grupo permitido também se parecem. Uma nota baixa também não prova que não houve cópia. "
     "É um indicador para uma pessoa conferir, nunca um veredito; nenhuma nota muda por causa "
-    "dele, e nada sai desta máquina.</p>"
+    "dele, e nada sai desta máquina.</p></div>"
 )
 
 
@@ -42,7 +60,9 @@ def fmt_num(x: float, digits: int = 2) -> str:
 
 
 def fmt_pct(x: float | None, digits: int = 0) -> str:
-    return "—" if x is None else f"{fmt_num(100 * x, digits)} %"
+    """Porcentagem com espaço que não quebra antes do %: "50\u00a0%" (o % não vai sozinho
+    para a linha de baixo)."""
+    return "—" if x is None else f"{fmt_num(100 * x, digits)}\u00a0%"
 
 
 def _lines(span: tuple[int, int]) -> str:
@@ -61,18 +81,20 @@ def similarity_html(pairs: Sequence[SimilarPair], *, assignment: str, threshold:
         return "".join(out)
     out.append(f"<p>{len(pairs)} {'par' if len(pairs) == 1 else 'pares'}{who} com semelhança de "
                f"{fmt_pct(threshold)} ou mais.</p>")
-    out.append('<table><thead><tr><th>aluno A</th><th>aluno B</th><th>semelhança</th>'
+    out.append('<div class="insight-scroll"><table class="insight-cards"><thead><tr><th>aluno A</th><th>aluno B</th><th>semelhança</th>'
                '<th>Jaccard</th><th>impressões em comum</th><th>trechos</th></tr></thead><tbody>')
     for p in pairs:
-        out.append(f"<tr><td>{escape(p.a)}</td><td>{escape(p.b)}</td><td>{fmt_pct(p.score)}</td>"
-                   f"<td>{fmt_pct(p.jaccard)}</td><td>{p.shared}</td><td>{len(p.fragments)}</td></tr>")
-    out.append("</tbody></table>")
+        out.append(f'<tr><td data-label="aluno A">{escape(p.a)}</td><td data-label="aluno B">{escape(p.b)}</td>'
+                   f'<td data-label="semelhança">{fmt_pct(p.score)}</td><td data-label="Jaccard">{fmt_pct(p.jaccard)}</td>'
+                   f'<td data-label="impressões em comum">{p.shared}</td>'
+                   f'<td data-label="trechos">{len(p.fragments)}</td></tr>')
+    out.append("</tbody></table></div>")
     for p in pairs:
         out.append(f"<details><summary>{escape(p.a)} e {escape(p.b)}: {fmt_pct(p.score)}</summary>")
         for f in p.fragments:
             out.append(
                 f'<div class="insight-fragment"><p>Célula <code>{escape(f.grade_id)}</code></p>'
-                '<div style="display:grid;grid-template-columns:1fr 1fr;gap:1em">'
+                '<div class="insight-side">'
                 f"<div><p>{escape(p.a)}, {_lines(f.lines_a)}</p><pre>{escape(f.code_a)}</pre></div>"
                 f"<div><p>{escape(p.b)}, {_lines(f.lines_b)}</p><pre>{escape(f.code_b)}</pre></div>"
                 "</div></div>")
@@ -105,18 +127,18 @@ def mistakes_html(result: ClassMistakes, *, assignment: str, max_mistakes: int =
     out.append("<h3>Tarefas</h3><p>Discriminação: a correlação entre a nota na tarefa e a nota "
                "no resto da lista (de −1 a 1). Perto de 0, a tarefa não separa quem foi bem de "
                "quem foi mal; negativa, vale reler o enunciado e o teste.</p>")
-    out.append("<table><thead><tr><th>tarefa</th><th>média</th><th>discriminação</th>"
+    out.append('<div class="insight-scroll"><table><thead><tr><th>tarefa</th><th>média</th><th>discriminação</th>'
                "<th>alunos</th></tr></thead><tbody>")
     for t in result.tasks:
         out.append(f"<tr><td>{escape(t.task)}</td><td>{fmt_num(t.mean, 2)} de {fmt_num(t.max_points, 2)}"
                    f"</td><td>{_disc(t.discrimination)}</td><td>{t.n}</td></tr>")
-    out.append("</tbody></table><h3>Testes</h3><table><thead><tr><th>tarefa</th><th>teste</th>"
+    out.append("</tbody></table></div><h3>Testes</h3><div class=\"insight-scroll\"><table><thead><tr><th>tarefa</th><th>teste</th>"
                "<th>acertos na parte visível</th><th>acertos na parte oculta</th></tr></thead><tbody>")
     for s in result.tests:
         out.append(f"<tr><td>{escape(s.task)}</td><td><code>{escape(s.grade_id)}</code></td>"
                    f"<td>{fmt_pct(s.visible_rate)} ({s.visible_n})</td>"
                    f"<td>{fmt_pct(s.hidden_rate)} ({s.hidden_n})</td></tr>")
-    out.append("</tbody></table><h3>Erros mais comuns</h3>")
+    out.append("</tbody></table></div><h3>Erros mais comuns</h3>")
     if not result.mistakes:
         out.append("<p>Nenhum teste falhou.</p>")
     for m in result.mistakes[:max_mistakes]:

@@ -49,6 +49,7 @@ from .progress import Progress
 from . import tls
 from ..core.results import VERSION, JobResult, NotebookResult, QuestionResult, Status
 from ..store.result_files import read_result, write_result
+from ..store import release_history
 from ..collect import gather
 from ..worker.tasks import Course, GradeTask, TaskOutput, crashed_output
 
@@ -82,6 +83,10 @@ class GradeOptions:
     client: object | None = None        # um distributed.Client já aberto (API em Python; não é fechado)
     collect: CollectLimits = field(default_factory=CollectLimits)   # tetos da coleta (issue 42, M2)
     worksheets: list[str] = field(default_factory=list)   # [TAREFA=]planilha de avaliação do Moodle (horários)
+    students: list[str] = field(default_factory=list)       # vazio: todos (`regrade` escolhe alguns)
+    # `regrade`: as entregas vêm do próprio submitted/ do workspace; horário, nº do Moodle e notas
+    # da coleta ficam os do resultado gravado (a coleta original não está mais aqui)
+    regrade: bool = False
 
 
 @dataclass
@@ -280,9 +285,13 @@ def run_grade(ws: Workspace, opts: GradeOptions) -> RunSummary:
 def _plan(ws: Workspace, opts: GradeOptions, assignments: list[str], subs, summary: RunSummary) -> RunSummary:
     """Espelha as entregas no workspace, decide o que corrigir (chaves) e corrige."""
     say(f"preparando {len(assignments)} tarefa(s) no workspace {ws.root} ...")
+    release_history.remember(ws, assignments)       # a versão de antes de um teste corrigido
     infos = ws.prepare(assignments)
+    release_history.remember(ws, assignments)
     by_key = {(s.student, s.assignment): s for s in subs}
     students = sorted({s.student for s in subs})
+    if opts.students:                    # `regrade`: só os alunos pedidos
+        students = [s for s in students if s in set(opts.students)]
     if not students:
         raise GradeError(f"nenhuma entrega encontrada em {opts.submissions}")
 
@@ -317,6 +326,12 @@ def _plan_job(ws: Workspace, opts: GradeOptions, source_hash: str, fingerprint: 
     sem horário (a planilha não veio desta vez) não apaga o horário que já se sabia."""
     files = sub.files if sub else {}
     refused = list(sub.refused) if sub else []
+    if opts.regrade:        # as entregas vêm de submitted/: horário, nº do Moodle e notas, os gravados
+        kept = read_result(ws.result_path(s, a))
+        if kept is not None:
+            return Job(s, a, job_key(keyed_files(files, refused), kept.timestamp, source_hash, fingerprint),
+                       kept.timestamp, files, notes=list(kept.collection_notes), participant=kept.participant,
+                       refused=refused), True
     old = None if opts.redo else read_result(ws.result_path(s, a))
 
     def same_files(stamp: str | None) -> bool:
@@ -376,19 +391,20 @@ def _release_files(ws: Workspace, a: str) -> dict[str, bytes]:
             if p.is_file() and ".ipynb_checkpoints" not in p.parts}
 
 
-def build_tasks(infos, todo: list[Job], run_id: str = "") -> list[GradeTask]:
+def build_tasks(infos, todo: list[Job], earlier: dict | None = None, run_id: str = "") -> list[GradeTask]:
     """Uma tarefa por notebook esperado de cada entrega, em ordem de (tarefa, notebook, aluno):
     um trabalhador pega notebooks iguais em seguida e reaproveita os kernels pré-aquecidos.
     As tarefas vêm sem os bytes: `TaskLoader` lê os de cada uma na hora de mandá-la ao Dask
-    (a turma nunca fica inteira na memória, issue 42). `run_id`: o desta rodada, que cada
+    (a turma nunca fica inteira na memória, issue 42). `earlier`: (tarefa, notebook) -> textos
+    anteriores das células travadas (release_history). `run_id`: o desta rodada, que cada
     resultado tem de trazer de volta (plan/verify.py)."""
     out = []
     for job in todo:
         info = infos[job.assignment]
         for name in info.notebooks:
             _rel, note = pick_notebook_name(job.files, name, info.notebooks)
-            out.append(GradeTask(job.student, job.assignment, name, None, {}, job.timestamp, note,
-                                 run_id=run_id))
+            out.append(GradeTask(job.student, job.assignment, name, None, {}, job.timestamp, note, run_id=run_id,
+                                 earlier_locked=tuple(sorted((earlier or {}).get((job.assignment, name), {}).items()))))
     return sorted(out, key=lambda t: (t.assignment, t.notebook, t.student))
 
 
@@ -645,7 +661,9 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
                     source_hashes={a: i.source_hash for a, i in infos.items()}, seed_db=seed_bytes(ws),
                     settings=opts.settings, limits=opts.limits, use_sandbox=opts.use_sandbox,
                     use_zygote=opts.use_zygote, hidden_secret=student_seed.workspace_secret(ws.state))
-    task_list = build_tasks(infos, todo, run_id=uuid.uuid4().hex)
+    earlier = {(a, n): release_history.earlier_locked(ws, a, n, info.release[n])
+               for a, info in infos.items() for n in info.notebooks}
+    task_list = build_tasks(infos, todo, earlier, run_id=uuid.uuid4().hex)
     rec = _Recorder(ws, infos, todo, students, summary, opts.tty)
     done = 0
     try:

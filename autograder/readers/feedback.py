@@ -424,9 +424,11 @@ class _Pages:
 
 
 def generate_feedback(ws: Workspace, rows: list[Row], names: dict[str, str] | None = None,
-                      force: bool = False) -> tuple[int, int, list[str]]:
+                      force: bool = False, notes: dict | None = None) -> tuple[int, int, list[str]]:
     """Escreve retornos/<aluno>/<tarefa>/<nb>.html a partir das linhas já calculadas
-    (`report.collect`); `names`: id -> nome como a lista da turma ou o zip o dá.
+    (`report.collect`); `names`: id -> nome como a lista da turma ou o zip o dá; `notes`:
+    (aluno, tarefa, notebook) -> HTML a mais no topo da página (os erros da turma, opcional).
+    Toda página leva o código curto da correção (readers/regrade.py, `page_extra`).
     Devolve (escritos, já em dia, recusados)."""
     import warnings
     warnings.filterwarnings("ignore")
@@ -444,12 +446,14 @@ def generate_feedback(ws: Workspace, rows: list[Row], names: dict[str, str] | No
             name = nbr.notebook
             out = ws.feedback(s, a) / f"{name}.html"
             src = ws.autograded(s, a) / f"{name}.ipynb"
-            key = _page_key(row, name, src.read_bytes() if src.exists() else b"", display, template)
+            extra = page_extra(row, (notes or {}).get((s, a, name), ""))
+            key = _page_key(row, name, src.read_bytes() if src.exists() else b"", display, template + extra)
             skey = f"{s}/{a}/{name}"
             if state.get(skey) == key and out.exists():
                 fresh += 1
                 continue
             page, own = pages.render(row, name, display, src)
+            page = insert_after_header(page, extra)
             leaks = hidden_leaks(page, [h for h in pages.hidden(a, name) if h not in own])
             if leaks:
                 refused.append(f"{skey}: a página mostraria {len(leaks)} linha(s) de teste oculto "
@@ -464,3 +468,33 @@ def generate_feedback(ws: Workspace, rows: list[Row], names: dict[str, str] | No
     state_f.parent.mkdir(parents=True, exist_ok=True)
     state_f.write_text(json.dumps(state, indent=1, sort_keys=True))
     return written, fresh, refused
+
+
+# ----------------------------------------------------------------------------- código e notas
+
+def page_extra(row: Row, notes_html: str = "") -> str:
+    """O bloco que vai logo depois do cabeçalho: o código curto da correção (para um pedido
+    de revisão) e, se o professor pediu, o parágrafo sobre os erros do aluno."""
+    from .regrade import request_id
+    code = request_id(row.result)
+    return (f'<div class="ag-codigo" data-request-id="{code}"><p>Código desta correção: '
+            f"<code>{code}</code>. Para pedir revisão da nota, cite este código.</p>{notes_html}</div>")
+
+
+def insert_after_header(page: str, block: str) -> str:
+    """Põe `block` depois do `<div class="ag-cabecalho">` (contando os `<div>` até fechá-lo);
+    numa página sem cabeçalho, depois do `<h1>`, ou antes do `</body>`."""
+    if not block:
+        return page
+    start = page.find('<div class="ag-cabecalho">')
+    if start >= 0:
+        depth, pos = 0, start
+        for m in re.finditer(r"<div\b|</div>", page[start:]):
+            depth += 1 if m.group(0) == "<div" else -1
+            if depth == 0:
+                pos = start + m.end()
+                return page[:pos] + block + page[pos:]
+    end = page.find("</h1>")
+    if end >= 0:
+        return page[:end + 5] + block + page[end + 5:]
+    return page.replace("</body>", block + "</body>", 1)

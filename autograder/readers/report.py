@@ -262,8 +262,9 @@ def _pass_rates(questions_by_a: dict[str, list["QuestionRow"]]):
     return out
 
 
-def write_report(ws: Workspace, rows: list[Row], deadlines: Deadlines) -> Path:
-    """relatorio/index.html a partir das linhas já calculadas: resumo, gráficos e o que pede atenção."""
+def write_report(ws: Workspace, rows: list[Row], deadlines: Deadlines, extra: list[str] = ()) -> Path:
+    """relatorio/index.html a partir das linhas já calculadas: resumo, gráficos e o que pede atenção;
+    `extra`: seções prontas (HTML) que vêm depois (a turma vista de cima, as recorreções)."""
     import statistics
 
     by_a: dict[str, list[Row]] = {}
@@ -326,6 +327,7 @@ def write_report(ws: Workspace, rows: list[Row], deadlines: Deadlines) -> Path:
     parts.append(f"<h2>Não entregaram ({sum(map(len, absent.values()))})</h2>")
     parts.append("".join(f"<p><b>{e(a)}</b>: {e(', '.join(who))}</p>" for a, who in sorted(absent.items()))
                  or "<p>Ninguém.</p>")
+    parts.extend(extra)
     parts.append("</body></html>\n")
     out = ws.root / "relatorio" / "index.html"
     out.parent.mkdir(exist_ok=True)

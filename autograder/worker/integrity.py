@@ -38,8 +38,10 @@ def _describe(cell) -> str:
     return "de texto travada"
 
 
-def restore_locked_cells(nb, release) -> tuple[object, list[Issue]]:
-    """Devolve (notebook restaurado, problemas encontrados). Não altera `nb`."""
+def restore_locked_cells(nb, release, earlier: dict | None = None) -> tuple[object, list[Issue]]:
+    """Devolve (notebook restaurado, problemas encontrados). Não altera `nb`. `earlier`:
+    grade_id -> textos da célula travada em versões anteriores da versão distribuída (um teste
+    corrigido depois da entrega): com um deles, a célula é atualizada e só vira observação."""
     nb = copy.deepcopy(nb)
     issues: list[Issue] = []
     rel_cells = [c for c in release.cells if grade_id(c)]
@@ -113,8 +115,12 @@ def restore_locked_cells(nb, release) -> tuple[object, list[Issue]]:
                 break
         cell.metadata["nbgrader"] = copy.deepcopy(dict(rm))
         if is_locked(rel) and norm_source(cell.source) != norm_source(rel.source):
-            kind = "tampered" if code_or_test(rel) else "note"
-            issues.append(Issue(kind, f"célula {_describe(rel)} '{gid}' editada (restaurada)"))
+            if norm_source(cell.source) in {norm_source(x) for x in (earlier or {}).get(gid, ())}:
+                issues.append(Issue("note", f"célula {_describe(rel)} '{gid}' de uma versão anterior "
+                                            "da tarefa (atualizada)"))
+            else:
+                kind = "tampered" if code_or_test(rel) else "note"
+                issues.append(Issue(kind, f"célula {_describe(rel)} '{gid}' editada (restaurada)"))
         if is_locked(rel):
             cell.source = rel.source
     return nb, issues

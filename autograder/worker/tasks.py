@@ -89,6 +89,9 @@ class GradeTask:
     # False: não vale aquecer kernels para um próximo notebook igual (a fila dele acabou)
     warm_next: bool = True
     run_id: str = ""                             # a rodada de `grade` que mandou (volta no TaskOutput)
+    # (grade_id, textos de versões anteriores de release/) (store/release_history.py): a célula
+    # travada com um deles é atualizada sem virar "alterada"
+    earlier_locked: tuple = ()
 
 
 @dataclass

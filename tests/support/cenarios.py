@@ -287,6 +287,50 @@ def write_scenarios(release, dest: Path, paths: dict[str, str]) -> list[str]:
     return names
 
 
+# ----------------------------------------------------------------------------- a turma vista de cima
+# Três alunos para a semelhança, os erros da turma e a recorreção (issue 40;
+# tests/grader_e2e/readers/test_insight_regrade.py e docs/relatorio_turma.py): ana certa, com
+# laços; carla, a de ana disfarçada (nomes, comentários, código morto) e um `dobro` que só falha
+# na parte oculta; bruno errado nas duas. O teste visível de `dobro` muda de OLD para NEW (um
+# teste "corrigido" em que o x + 1 de bruno passa).
+ANA_SOMA = '''def soma_linhas(m):
+    """Soma cada linha de m."""
+    # percorre as linhas e soma coluna por coluna
+    linhas = []
+    for i in range(m.shape[0]):
+        total = 0.0
+        for j in range(m.shape[1]):
+            total = total + m[i, j]
+        linhas.append(total)
+    if isinstance(m, torch.Tensor):
+        return torch.stack([torch.as_tensor(t) for t in linhas])
+    return np.array(linhas)
+'''
+CARLA_SOMA = '''def soma_linhas(mat):
+    """Soma cada linha de m."""
+    resultado = []          # a minha lista
+    nao_usado = 123
+    for linha in range(mat.shape[0]):
+        acumulado = 0.0
+        for coluna in range(mat.shape[1]):
+            acumulado = acumulado + mat[linha, coluna]
+        resultado.append(acumulado)
+    if nao_usado < 0:
+        print("nunca")
+    if isinstance(mat, torch.Tensor):
+        return torch.stack([torch.as_tensor(v) for v in resultado])
+    return np.array(resultado)
+'''
+CARLA_DOBRO = "def dobro(x):\n    return abs(x) * 2\n"
+INSIGHT_ANSWERS = {
+    "ana": {"dobro": CORRECT["dobro"], "soma_linhas": ANA_SOMA},
+    "bruno": dict(WRONG),
+    "carla": {"dobro": CARLA_DOBRO, "soma_linhas": CARLA_SOMA},
+}
+INSIGHT_OLD_TEST = 'conferir("dobro", dobro(np.arange(3.0)), np.array([0.0, 2.0, 4.0]))'
+INSIGHT_NEW_TEST = 'conferir("dobro", dobro(np.array([1.0])), np.array([2.0]))'
+
+
 # ----------------------------------------------------------------------------- ataques
 # Cada ataque vem com respostas ERRADAS (ou em branco): qualquer ponto com situação ok
 # quer dizer que o ataque funcionou. tests/grader_e2e/wire/test_attacks.py corrige todos.

@@ -151,7 +151,7 @@ def test_html_da_semelhanca_escapa_tudo():
     html = similarity_html([par], assignment="01 <x>", threshold=0.5, students=30)
     assert "<script>" not in html and "<b>ana" not in html
     assert "&lt;b&gt;ana&lt;/b&gt;" in html and "bruno &amp; cia" in html
-    assert "87,5 %" not in html and "88 %" in html and "50 %" in html
+    assert "87,5\u00a0%" not in html and "88\u00a0%" in html and "50\u00a0%" in html
     assert "não</strong> prova cópia" in html and "nunca um veredito" in html
     assert "linhas 1–2" in html and "linha 5" in html
     rows = similarity_rows([par], "01")
