@@ -286,7 +286,8 @@ def grade(curso, order: list[tuple[str, str, dict]], reuse: bool = True,
             for student, a, answers in order:
                 raw = (answers if isinstance(answers, str) else _notebook(infos[a], answers)).encode()
                 task = GradeTask(student, a, a, raw, {})
-                seed = None if secret is None else hidden.hidden_seed(secret, student, a)
+                seed = None if secret is None else hidden.hidden_seed(secret, student, a,
+                                                                      hidden.submission_digest(raw))
                 r, nb = await job.grade_notebook(ws, infos[a], task, f"sqlite:///{shard}", settings, pool,
                                                  hidden_seed=seed)
                 tests = {c.metadata["nbgrader"]["grade_id"]: (c.execution_count, _outputs(c))
@@ -483,7 +484,7 @@ def test_two_students_get_different_hidden_inputs(curso):
     assert "semente no aluno: None" in ana["outputs"], ana["outputs"]
     other, _ = grade(curso, [("ana", A, STUDENT_SEES_SEED)], secret="outro-ano")
     assert _hidden_input(other[0]) != _hidden_input(ana)
-    assert hidden.hidden_seed("s", "ana", A) != hidden.hidden_seed("s", "ana", M)
+    assert hidden.hidden_seed("s", "ana", A, "d") != hidden.hidden_seed("s", "ana", M, "d")
 
 
 BOUNDARY_OK = {"dobro": "def dobro(x):\n    if x is None:\n        raise ValueError('nada')\n    return 2 * x\n",
