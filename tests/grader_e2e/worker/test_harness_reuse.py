@@ -487,6 +487,22 @@ def test_two_students_get_different_hidden_inputs(curso):
     assert hidden.hidden_seed("s", "ana", A, "d") != hidden.hidden_seed("s", "ana", M, "d")
 
 
+def test_hidden_parts_run_after_the_last_student_cell_and_a_kernel_death_costs_them(curso):
+    """M1: a parte oculta roda depois da última célula do aluno. Um `os._exit` nessa célula
+    (depois de todos os testes) não pula os testes ocultos: as células com parte oculta ficam
+    com 0 e a mensagem diz por quê; as células sem parte oculta, que já rodaram, valem."""
+    nb = nbformat.reads(_notebook(curso["infos"][A], {"dobro": "def dobro(x):\n    return 2 * x\n"}), as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("print('última célula')\nimport os\nos._exit(0)\n"))
+    rows, _ = grade(curso, [("ana", A, nbformat.writes(nb)),
+                            ("bia", A, {"dobro": "def dobro(x):\n    return 2 * x\n"})], secret="s")
+    ana, bia = rows
+    assert bia["scores"]["test_dobro"] == 2.0 and bia["scores"]["test_semente"] == 1.0, bia
+    assert ana["scores"]["test_dobro"] == 0.0 and ana["scores"]["test_semente"] == 0.0, ana
+    assert ana["scores"]["test_regras"] == 1.0 and ana["status"] == "crashed", ana
+    assert "A parte oculta deste teste não rodou: o kernel parou antes do fim do notebook." in ana["outputs"]
+    assert "entrada oculta" not in json.dumps(ana["tests"]["test_semente"], ensure_ascii=False)
+
+
 BOUNDARY_OK = {"dobro": "def dobro(x):\n    if x is None:\n        raise ValueError('nada')\n    return 2 * x\n",
                "chama": "def chama(f, x):\n    return f(x)\n"}
 # zera a entrada e devolve zeros: a referência 2 * _x, lida depois, daria zeros (C3)
