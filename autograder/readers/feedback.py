@@ -51,6 +51,7 @@ HIDDEN_PASSED = "✔ Testes ocultos: passaram."
 HIDDEN_FAILED = ("✘ Testes ocultos: falharam. Eles conferem casos que os testes visíveis não "
                  "cobrem e não são mostrados; revise sua solução para entradas diferentes.")
 HIDDEN_NOT_RUN = "– Testes ocultos: não rodaram (a parte visível falhou antes)."
+HIDDEN_STOPPED = "– Testes ocultos: não rodaram (o notebook parou antes do fim, quando eles rodam)."
 WHOLE_PASSED = "✔ Esta célula de testes passou."
 WHOLE_FAILED = "✘ Esta célula de testes falhou (os detalhes incluem testes ocultos e não são mostrados)."
 
@@ -88,9 +89,10 @@ def student_view(autograded, release):
             if part.hidden is False:
                 kept += chunk
             elif part.hidden is True:
-                kept.append(_stream(HIDDEN_PASSED if part.passed
-                                    else HIDDEN_FAILED if part.ran else HIDDEN_NOT_RUN))
-                kept += [o for o in chunk if o.output_type == "error" and o.get("ename") in _OURS]
+                ours = [o for o in chunk if o.output_type == "error" and o.get("ename") in _OURS]
+                kept.append(_stream(HIDDEN_PASSED if part.passed else HIDDEN_FAILED if part.ran
+                                    else HIDDEN_STOPPED if ours else HIDDEN_NOT_RUN))
+                kept += ours
             else:
                 kept.append(_stream(WHOLE_PASSED if part.passed else WHOLE_FAILED))
                 kept += [o for o in chunk if o.output_type == "error" and o.get("ename") in _OURS]

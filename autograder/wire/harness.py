@@ -19,6 +19,9 @@ vem do aluno. Uma resposta corrompida, de outro id ou fora do formato: o correto
 não pôde julgar, o notebook vai para revisão (`flag`) e a chamada levanta
 `StudentKernelFailure`, que não é erro do aluno (revisão L1).
 
+Partes ocultas no fim do notebook: `park` guarda os nomes do teste depois da parte visível e
+`unpark` os devolve antes da parte oculta (worker/deferred.py, revisão M1).
+
 Observadores (`observe`/`unobserve`): a classe `_Observador` das células
 travadas se registra aqui quando roda no corretor; cada chamada feita com
 observadores ativos leva o nome da classe e os argumentos do construtor, e o
@@ -369,6 +372,25 @@ def bind(ns, candidates):
     for n, why in answer.errors.items():
         if n in wanted:
             ns[n] = Unavailable(n, str(why)[:500])
+
+
+_parked: dict = {}       # chave -> cópia do espaço de nomes de um teste, à espera da parte oculta
+
+
+def park(key, ns):
+    """Guarda uma cópia (rasa) do espaço de nomes `ns` logo depois da parte visível de um teste:
+    a parte oculta roda no fim do notebook (worker/deferred.py) com os nomes de agora, mesmo que
+    um teste ou uma célula travada depois os religue."""
+    _parked[key] = dict(ns)
+
+
+def unpark(key, ns):
+    """Devolve a `ns` (o mesmo dicionário: as funções do teste o têm como `__globals__`) os
+    nomes guardados por `park(key, ...)`."""
+    saved = _parked.pop(key)
+    for name in [n for n in ns if n not in saved]:
+        del ns[name]
+    ns.update(saved)
 
 
 def observe(w):

@@ -24,6 +24,8 @@ O que este módulo controla:
 - testes ocultos: a célula de teste roda em partes (visível, oculta, ...) e
   os metadados `autograder.parts` (TestPart) dizem quantas saídas são de
   cada parte; o feedback mostra as visíveis e só "passou/falhou" das ocultas;
+  a parte oculta roda no fim do notebook, depois da última célula do aluno
+  (deferred.py: nenhuma célula do aluno vê o que ela passou, revisão M1);
 - saída: no máximo MAX_CELL_OUTPUT bytes por célula e MAX_NOTEBOOK_OUTPUT por
   notebook; o resto vira um aviso em português;
 - nota: uma parte de teste passa só se o kernel do corretor respondeu `ok`
@@ -60,7 +62,9 @@ from ..core.settings import ExecSettings
 from ..core.student_seed import SEED_ENV
 from .cellcode import (CodeNames, compiles, instructor_cells, instructor_names, is_instructor_code, is_test,
                        split_hidden, student_definitions, syntax_error)
-from .outputs import MAX_CELL_OUTPUT, MAX_NOTEBOOK_OUTPUT, MAX_RELAY_OUTPUT, LimitedClient, error_output
+from .outputs import (MAX_CELL_OUTPUT, MAX_NOTEBOOK_OUTPUT, MAX_RELAY_OUTPUT, LimitedClient, error_output,
+                      timeout_error)
+from .deferred import Deferred, DeferredParts, finish, split_deferred
 from .relay import Relay
 
 _BUILTINS = frozenset(dir(builtins))
@@ -87,7 +91,7 @@ class _Exec:
     reply: dict | None = None
 
 
-class _Run(Relay):
+class _Run(Relay, DeferredParts):
     def __init__(self, nb, student: SandboxKernel, harness: SandboxKernel, settings: ExecSettings,
                  keep_harness: bool = False, instructor: dict[str, str] | None = None):
         self.nb = nb
@@ -112,6 +116,7 @@ class _Run(Relay):
         self.cell_index = 0
         self.relay_timeout = False         # a função do aluno estourou o tempo nesta célula
         self.relay_killed = False
+        self.deferred: list[Deferred] = []  # partes ocultas à espera do fim do notebook
 
     # -- baixo nível -----------------------------------------------------------
     def _status(self, status: Status, detail: str | None):
@@ -303,7 +308,7 @@ class _Run(Relay):
             self.student_dead = True
         elif ex.state == "timeout":
             self._status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")
-            ex.outputs.append(_timeout_error(self.s))
+            ex.outputs.append(timeout_error(self.s))
             if time.monotonic() >= self.deadline or not await self._stop_runaway(self.student, f"célula {i + 1}"):
                 await self.student.kill()
                 self.student_dead = True
@@ -327,38 +332,17 @@ class _Run(Relay):
         bind = _Exec([], "ok") if not wanted else await self._exec(
             self.harness, f"{HARNESS_MODULE}.bind(globals(), {wanted!r})", self._limit(started),
             client=self.relay_client, silent=True, on_input=self._relay)
-        for hidden, src in chunks:
-            if bind.state != "ok":      # os nomes do aluno não chegaram: a primeira parte falha com o motivo
-                ex = _Exec(list(bind.outputs), bind.state if bind.state in ("timeout", "dead") else "error")
-                if not any(o.output_type == "error" for o in ex.outputs):
-                    ex.outputs.append(error_output("StudentKernelFailure", "não foi possível ler os nomes do seu notebook."))
-            else:
-                ex = await self._exec(self.harness, src, self._limit(started), on_input=self._relay)
-            if cell.execution_count is None:
-                cell.execution_count = ex.count
-            outputs = list(ex.outputs)
-            if ex.state == "timeout" or self.relay_timeout:
-                outputs.append(_timeout_error(self.s))
-            elif ex.state == "dead":
-                outputs.append(error_output("DeadKernelError", "O kernel do corretor parou durante este teste."))
-            cell.outputs.extend(outputs)
-            parts.append(TestPart(hidden=hidden, outputs=len(outputs),
-                                  passed=ex.state == "ok" and not self.relay_timeout, ran=True))
-            if ex.state == "dead":
-                self.harness_dead = True
-                self._status(Status.CRASHED, self._death(self.harness, f"célula {i + 1}",
-                                                         "o kernel do corretor parou"))
-                break
-            if ex.state == "timeout" or self.relay_timeout:
-                self._status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")
-                if ex.state == "timeout" and not await self._stop_runaway(self.harness, f"célula {i + 1}"):
-                    self.harness_dead = True
-                break
-            if ex.state == "error":
-                break
-        for hidden, _ in chunks[len(parts):]:
-            parts.append(TestPart(hidden=hidden, outputs=0, passed=False, ran=False))
-        cell.metadata["autograder"] = TestPart.to_metadata(parts)
+        # a parte oculta roda no fim do notebook (deferred.py); sem os nomes do aluno, a primeira
+        # parte falha com o motivo e nada fica para depois
+        failed = None
+        if bind.state != "ok":
+            failed = _Exec(list(bind.outputs), bind.state if bind.state in ("timeout", "dead") else "error")
+            if not any(o.output_type == "error" for o in failed.outputs):
+                failed.outputs.append(error_output("StudentKernelFailure", "não foi possível ler os nomes do seu notebook."))
+        now, later = split_deferred(chunks) if failed is None else (chunks, [])
+        passed = await self._run_chunks(i, cell, now, parts, started, failed=failed)
+        if not (later and passed and await self._defer(i, cell, later, parts, started)):
+            finish(cell, parts, chunks, len(parts))
         if self.relay_killed:
             await self.student.kill()
 
@@ -438,11 +422,7 @@ class _Run(Relay):
                 await self._setup(i, cell, locked_bound)
             else:
                 await self._student_cell(i, cell)
-
-
-def _timeout_error(s: ExecSettings):
-    return error_output("CellTimeoutError", f"A célula passou do limite de tempo ({s.cell_timeout:g} s por célula, "
-                                      f"{s.notebook_timeout:g} s por notebook) e foi interrompida.")
+        await self._run_deferred()              # as partes ocultas, depois da última célula do aluno
 
 
 async def execute_notebook(nb, student: SandboxKernel, harness: SandboxKernel,

@@ -18,6 +18,12 @@ def error_output(ename: str, evalue: str):
                                   traceback=[f"{ename}: {evalue}"])
 
 
+def timeout_error(s):
+    """O erro de uma célula que passou do tempo (`s`: as ExecSettings da rodada)."""
+    return error_output("CellTimeoutError", f"A célula passou do limite de tempo ({s.cell_timeout:g} s por célula, "
+                                            f"{s.notebook_timeout:g} s por notebook) e foi interrompida.")
+
+
 MAX_CELL_OUTPUT = 512 * 1024          # bytes de saída guardados por célula
 MAX_NOTEBOOK_OUTPUT = 1024 * 1024     # bytes de saída guardados no notebook inteiro
 MAX_RELAY_OUTPUT = 256 * 1024         # saída do aluno guardada durante uma chamada do corretor

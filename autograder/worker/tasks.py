@@ -40,7 +40,7 @@ import nbformat
 
 from ..core.workspace import Workspace, temp_base
 from ..core.settings import ExecSettings
-from ..core.student_seed import hidden_seed
+from ..core.student_seed import hidden_seed, submission_digest
 from ..core.results import GradeCell, NotebookResult, QuestionResult, Status
 from ..box.sandbox import Limits
 
@@ -60,7 +60,8 @@ class Course:
     limits: Limits = field(default_factory=Limits)
     use_sandbox: bool = True
     use_zygote: bool = True       # kernels por fork do molde (box/zygote.py), quando ele vale aqui
-    # segredo do workspace para as entradas ocultas por aluno (core/student_seed.py); vazio: só aluno e tarefa
+    # segredo do workspace para as entradas ocultas por entrega (core/student_seed.py); vazio: só aluno,
+    # tarefa e entrega
     hidden_secret: str = ""
 
     @property
@@ -224,7 +225,8 @@ class _Grader:
             result, nb = await asyncio.wait_for(
                 grade_notebook(self.ws, info, task, shard_url, self.course.settings, self.pool,
                                hidden_seed=hidden_seed(self.course.hidden_secret, task.student,
-                                                       task.assignment)), limit)
+                                                       task.assignment,
+                                                       submission_digest(task.raw, task.files))), limit)
         except asyncio.TimeoutError:
             return timeout_output(task, info.cells[task.notebook], limit)
         return TaskOutput(task.student, task.assignment, task.notebook, result,

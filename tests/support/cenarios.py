@@ -251,7 +251,9 @@ EXPECTED = {
     "reads-solutions": (0.0, "ok"),
     "infinite-loop": (3.0, "timeout"),
     "sigint-ignoring": (0.0, "timeout"),
-    "os-exit": (2.0, "crashed"),
+    # o kernel morre no teste de soma_linhas; a parte oculta de test_dobro roda no fim do caderno
+    # (worker/deferred.py, revisão M1) e não roda mais: test_dobro também fica com 0
+    "os-exit": (0.0, "crashed"),
     "memory-bomb": (3.0, "crashed"),
     "print-flood": (5.0, "ok"),
     "huge-code": (0.0, "invalid-notebook"),

@@ -286,7 +286,8 @@ def grade(curso, order: list[tuple[str, str, dict]], reuse: bool = True,
             for student, a, answers in order:
                 raw = (answers if isinstance(answers, str) else _notebook(infos[a], answers)).encode()
                 task = GradeTask(student, a, a, raw, {})
-                seed = None if secret is None else hidden.hidden_seed(secret, student, a)
+                seed = None if secret is None else hidden.hidden_seed(secret, student, a,
+                                                                      hidden.submission_digest(raw))
                 r, nb = await job.grade_notebook(ws, infos[a], task, f"sqlite:///{shard}", settings, pool,
                                                  hidden_seed=seed)
                 tests = {c.metadata["nbgrader"]["grade_id"]: (c.execution_count, _outputs(c))
@@ -483,7 +484,23 @@ def test_two_students_get_different_hidden_inputs(curso):
     assert "semente no aluno: None" in ana["outputs"], ana["outputs"]
     other, _ = grade(curso, [("ana", A, STUDENT_SEES_SEED)], secret="outro-ano")
     assert _hidden_input(other[0]) != _hidden_input(ana)
-    assert hidden.hidden_seed("s", "ana", A) != hidden.hidden_seed("s", "ana", M)
+    assert hidden.hidden_seed("s", "ana", A, "d") != hidden.hidden_seed("s", "ana", M, "d")
+
+
+def test_hidden_parts_run_after_the_last_student_cell_and_a_kernel_death_costs_them(curso):
+    """M1: a parte oculta roda depois da última célula do aluno. Um `os._exit` nessa célula
+    (depois de todos os testes) não pula os testes ocultos: as células com parte oculta ficam
+    com 0 e a mensagem diz por quê; as células sem parte oculta, que já rodaram, valem."""
+    nb = nbformat.reads(_notebook(curso["infos"][A], {"dobro": "def dobro(x):\n    return 2 * x\n"}), as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("print('última célula')\nimport os\nos._exit(0)\n"))
+    rows, _ = grade(curso, [("ana", A, nbformat.writes(nb)),
+                            ("bia", A, {"dobro": "def dobro(x):\n    return 2 * x\n"})], secret="s")
+    ana, bia = rows
+    assert bia["scores"]["test_dobro"] == 2.0 and bia["scores"]["test_semente"] == 1.0, bia
+    assert ana["scores"]["test_dobro"] == 0.0 and ana["scores"]["test_semente"] == 0.0, ana
+    assert ana["scores"]["test_regras"] == 1.0 and ana["status"] == "crashed", ana
+    assert "A parte oculta deste teste não rodou: o kernel parou antes do fim do notebook." in ana["outputs"]
+    assert "entrada oculta" not in json.dumps(ana["tests"]["test_semente"], ensure_ascii=False)
 
 
 BOUNDARY_OK = {"dobro": "def dobro(x):\n    if x is None:\n        raise ValueError('nada')\n    return 2 * x\n",

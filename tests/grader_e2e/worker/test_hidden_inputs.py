@@ -10,9 +10,13 @@ De ponta a ponta (com sandbox, `slow`), o capítulo 1 pela linha de comando:
 
 - o que a função do aluno imprime durante uma parte oculta não chega a página de retorno,
   CSV ou exportação nenhuma (H3a);
-- dois alunos recebem entradas ocultas diferentes; a tabela de respostas montada com as
-  entradas que um aluno vazou na própria página (guardadas numa global e impressas numa
-  célula depois) passa para ele e dá 0 para outro aluno (H3b); a solução tem todos os pontos.
+- dois alunos recebem entradas ocultas diferentes (H3b); a solução tem todos os pontos;
+- M1: a função que guarda numa global tudo o que recebe, e uma célula do aluno no fim que a
+  imprime, não mostram na página nenhuma entrada oculta (as partes ocultas rodam depois da
+  última célula do aluno); a tabela de respostas montada com as entradas ocultas EXATAS da
+  primeira entrega (lidas da cópia do professor: o pior caso) falha nas partes ocultas da
+  entrega seguinte do mesmo aluno (outro notebook, outra semente), e corrigir de novo a
+  mesma entrega (`--force`) sorteia as mesmas entradas e dá os mesmos pontos.
 
 E o capítulo 12: a identidade do buffer (`data_ptr()`, informada pelo kernel do aluno) não
 decide a nota; vira bandeira com a evidência (H2).
@@ -24,8 +28,10 @@ import base64
 import copy
 import csv
 import hashlib
+import json
 import pickle
 import re
+import shutil
 import sys
 import types
 from pathlib import Path
@@ -286,8 +292,9 @@ def _chave(nome, args, kwargs):
     return _hl.sha256(_pk.dumps((nome, [_c(a) for a in args], sorted((k, _c(v)) for k, v in kwargs.items())))).hexdigest()
 '''
 
-# O espião: cada função anota o que recebe (e imprime na hora uma linha com o resumo da chamada);
-# a célula seguinte imprime tudo o que foi anotado até ali, inclusive as chamadas ocultas.
+# O espião: cada função anota o que recebe e imprime na hora o resumo da chamada e a chamada
+# inteira (em pickle); cada célula seguinte imprime tudo o que foi anotado até ali (revisão M1:
+# antes, as chamadas ocultas dos testes anteriores também).
 SPY_HEAD = KEY_SOURCE + '''
 import base64 as _b64
 _VISTOS = []
@@ -295,10 +302,12 @@ def _anota(nome, args, kwargs):
     # cópias simples (o tensor que chega pelo corretor traz um data_ptr próprio, que não se serializa)
     _VISTOS.append((nome, tuple(a.detach().clone() if isinstance(a, _torch_k.Tensor) else a for a in args), kwargs))
     print("CHAMADA", len(_VISTOS), _chave(nome, args, kwargs)[:24])
+    print("ENTRADA:" + _b64.b64encode(_pk.dumps(_VISTOS[-1])).decode())
 def _vaza():
     print("VAZOU:" + _b64.b64encode(_pk.dumps(_VISTOS)).decode())
 '''
 LEAK_RE = re.compile(r"VAZOU:([A-Za-z0-9+/=]+)")
+INPUT_RE = re.compile(r"ENTRADA:([A-Za-z0-9+/=]+)")
 CALL_RE = re.compile(r"CHAMADA \d+ ([0-9a-f]{24})")
 
 
@@ -316,13 +325,18 @@ def _spied(src: str, names: tuple[str, ...]) -> str:
 
 
 def _spy_notebook():
+    """O ataque da revisão (M1): a solução com o espião, `_vaza()` no começo de cada célula de
+    resposta seguinte e numa célula do aluno depois do último teste."""
     a = _answers(CAP1)
-    return _submission(CAP1, {
+    nb = _submission(CAP1, {
         "scores_loops": SPY_HEAD + _spied(a["scores_loops"], ("scores_loops",)),
         "scores": "_vaza()\n" + _spied(a["scores"], ("scores",)),
         "scores_checked": "_vaza()\n" + _spied(a["scores_checked"], ("scores_checked",)),
         "custo": "_vaza()\n" + _spied(a["custo"], ("count_scores", "scores_bytes")),
     })
+    last_test = max(k for k, c in enumerate(nb.cells) if nbmeta.grade_id(c) == "test_custo")
+    nb.cells.insert(last_test + 1, nbformat.v4.new_code_cell("_vaza()\n"))
+    return nb
 
 
 def _replay_notebook(table: dict) -> object:
@@ -332,6 +346,7 @@ def _replay_notebook(table: dict) -> object:
     head = KEY_SOURCE + (
         f"import base64 as _b64\n_TABELA = _pk.loads(_b64.b64decode({blob!r}))\n"
         "def _responde(nome, *args, **kwargs):\n"
+        "    print('CHAMADA 0', _chave(nome, args, kwargs)[:24])\n"
         "    r = _TABELA.get(_chave(nome, args, kwargs))\n"
         "    if r is None:\n        return _np_k.zeros(1)\n"
         "    if r[0] == 'erro':\n        raise ValueError(r[1])\n"
@@ -352,12 +367,22 @@ def _replay_notebook(table: dict) -> object:
     })
 
 
-def _table_from_leak(page: str) -> dict:
-    """A tabela que um aluno monta fora do notebook: as entradas vazadas na página dele e as
-    respostas certas (calculadas aqui com a solução)."""
+def _leaked_calls(page: str) -> list:
+    """As chamadas que a última célula `_vaza()` da página imprimiu."""
     leaks = LEAK_RE.findall(page)
-    assert leaks, "o espião não vazou nada na página (o cenário não rodou)"
-    calls = pickle.loads(base64.b64decode(leaks[-1]))
+    assert leaks, "o espião não imprimiu nada na página (o cenário não rodou)"
+    return pickle.loads(base64.b64decode(leaks[-1]))
+
+
+def _key_of():
+    ns: dict = {}
+    exec("import math\nimport numpy as np\nimport torch\n" + KEY_SOURCE, ns)
+    return lambda call: ns["_chave"](*call)[:24]
+
+
+def _table(calls: list) -> dict:
+    """A tabela que um aluno monta fora do notebook: as entradas que ele conhece e as
+    respostas certas (calculadas aqui com a solução)."""
     ns: dict = {}
     exec("import math\nimport numpy as np\nimport torch\n" + KEY_SOURCE, ns)
     for gid in ("scores_loops", "scores", "scores_checked", "custo"):
@@ -409,10 +434,17 @@ def _readable_outputs(ws: Path) -> str:
     return "\n".join(out)
 
 
+def _outputs_of(ws: Path, student: str) -> dict:
+    vis, hid = _hidden_outputs(ws, student, CAP1)
+    return {"visible": vis, "hidden": hid, "page": _page(ws, student, CAP1)}
+
+
 @pytest.fixture(scope="module")
 def vazamento(tmp_path_factory):
-    """Dois alunos com o espião e a solução; depois, a tabela de respostas de ana entregue
-    por ana e por bia (mesmo workspace, mesmo segredo)."""
+    """Primeira rodada: ana e bia com o espião (o mesmo arquivo), e a solução. Segunda, no mesmo
+    workspace (mesmo segredo), com `--force`: ana entrega a tabela de respostas montada com TODAS
+    as entradas que as funções dela receberam na primeira (visíveis e ocultas, lidas da cópia do
+    professor) e bia entrega de novo o mesmo arquivo."""
     read_csv, run_cli = _cli()
     base = tmp_path_factory.mktemp("ocultos")
     ws = base / "ws"
@@ -421,14 +453,18 @@ def vazamento(tmp_path_factory):
                                            "ref": _submission(CAP1, _answers(CAP1))})
     run_cli("grade", subs, "--workspace", ws, "--assignment", CAP1, "--jobs", "2")
     first = {"grades": read_csv(ws / "grades.csv"), "questions": _questions(ws),
-             "pages": {s: _page(ws, s, CAP1) for s in ("ana", "bia", "ref")},
-             "outputs": {s: _hidden_outputs(ws, s, CAP1) for s in ("ana", "bia")},
+             "ref_page": _page(ws, "ref", CAP1),
+             "out": {s: _outputs_of(ws, s) for s in ("ana", "bia")},
              "readable": _readable_outputs(ws)}
-    table = _table_from_leak(first["pages"]["ana"])
+    ana = first["out"]["ana"]
+    calls = [pickle.loads(base64.b64decode(b)) for b in INPUT_RE.findall(ana["visible"] + "\n".join(ana["hidden"]))]
+    table = _table(calls)
     replay = _replay_notebook(table)
-    subs = _write(base / "entregas2", CAP1, {"ana": replay, "bia": copy.deepcopy(replay)})
-    run_cli("grade", subs, "--workspace", ws, "--assignment", CAP1, "--jobs", "2")
-    return {"first": first, "table": table, "grades": read_csv(ws / "grades.csv"), "questions": _questions(ws)}
+    subs = _write(base / "entregas2", CAP1, {"ana": replay})
+    shutil.copytree(base / "entregas1" / "bia", subs / "bia")            # os mesmos bytes
+    run_cli("grade", subs, "--workspace", ws, "--assignment", CAP1, "--jobs", "2", "--force")
+    return {"first": first, "calls": calls, "table": table, "grades": read_csv(ws / "grades.csv"),
+            "questions": _questions(ws), "out": {s: _outputs_of(ws, s) for s in ("ana", "bia")}}
 
 
 TASKS_LEAKED = {"test_scores_loops": 2.0, "test_scores_vetorizado": 3.0, "test_scores_checked": 1.0}
@@ -440,19 +476,38 @@ def test_prints_during_hidden_parts_reach_no_page_or_csv(vazamento):
     professor; a das chamadas visíveis aparece na página (o aluno vê o que imprimiu)."""
     first = vazamento["first"]
     for s in ("ana", "bia"):
-        vis, hid = first["outputs"][s][0], "\n".join(first["outputs"][s][1])
+        out = first["out"][s]
+        vis, hid = out["visible"], "\n".join(out["hidden"])
         hidden_calls = set(CALL_RE.findall(hid)) - set(CALL_RE.findall(vis))
         assert len(hidden_calls) >= 15, hid[:500]          # o espião rodou nas partes ocultas
-        assert set(CALL_RE.findall(vis)) & set(CALL_RE.findall(first["pages"][s]))
+        assert set(CALL_RE.findall(vis)) & set(CALL_RE.findall(out["page"]))
         leaked = [h for h in hidden_calls if h in first["readable"]]
         assert not leaked, f"{s}: {len(leaked)} chamada(s) oculta(s) numa página, CSV ou exportação"
+        hidden_inputs = set(INPUT_RE.findall(hid)) - set(INPUT_RE.findall(vis))
+        assert hidden_inputs and not [b for b in hidden_inputs if b in first["readable"]]
+
+
+@pytest.mark.slow
+def test_a_later_student_cell_sees_no_hidden_input(vazamento):
+    """M1 (o vazamento): o que a função guardou numa global e a última célula do aluno imprimiu
+    são só as chamadas visíveis; nenhuma entrada oculta chega à página."""
+    key = _key_of()
+    for s in ("ana", "bia"):
+        out = vazamento["first"]["out"][s]
+        hidden_calls = set(CALL_RE.findall("\n".join(out["hidden"]))) - set(CALL_RE.findall(out["visible"]))
+        seen = {key(c) for c in _leaked_calls(out["page"])}
+        assert set(CALL_RE.findall(out["visible"])) <= seen, s        # o espião guardou as visíveis
+        assert not seen & hidden_calls, f"{s}: {len(seen & hidden_calls)} chamada(s) oculta(s) na página"
+        page_calls = {key(pickle.loads(base64.b64decode(b))) for b in INPUT_RE.findall(out["page"])}
+        assert page_calls and not page_calls & hidden_calls
 
 
 @pytest.mark.slow
 def test_two_students_get_different_hidden_inputs(vazamento):
-    """Cada parte oculta dá a bia ao menos uma entrada que ana não recebeu (e vice-versa)."""
+    """Cada parte oculta dá a bia ao menos uma entrada que ana não recebeu (e vice-versa), com o
+    mesmo arquivo entregue: a semente vem também do aluno."""
     first = vazamento["first"]
-    parts = [first["outputs"][s][1] for s in ("ana", "bia")]
+    parts = [first["out"][s]["hidden"] for s in ("ana", "bia")]
     assert len(parts[0]) == len(parts[1]) == 4
     for pa, pb in zip(*parts):
         ana, bia = set(CALL_RE.findall(pa)), set(CALL_RE.findall(pb))
@@ -460,18 +515,46 @@ def test_two_students_get_different_hidden_inputs(vazamento):
 
 
 @pytest.mark.slow
-def test_a_leaked_answer_table_passes_for_its_student_and_gives_zero_to_another(vazamento):
-    """H3b: a tabela montada com o que ana vazou passa nas partes ocultas dela (a tabela é boa)
-    e dá 0 a bia em todas as tarefas vazadas; a solução tem os 8 pontos automáticos."""
+def test_the_solution_earns_everything_with_hidden_parts_at_the_end(vazamento):
+    g = vazamento["first"]["grades"]["ref"]
+    assert float(g["score"]) == 8.0 and g["status"] == "ok", g
+    for gid in ("test_scores_loops", "test_scores_vetorizado", "test_scores_checked", "test_custo"):
+        assert vazamento["first"]["questions"][("ref", gid)]["hidden_tests"] == "passed"
+    assert "Testes ocultos: passaram" in vazamento["first"]["ref_page"]
+
+
+@pytest.mark.slow
+def test_a_table_of_the_previous_hidden_inputs_fails_the_next_submission(vazamento):
+    """M1 (a reprise): a tabela tem as respostas de todas as chamadas ocultas da primeira entrega
+    de ana; na entrega seguinte (outro arquivo, outra semente) as partes ocultas recebem outras
+    entradas e falham; as visíveis (entradas fixas) passam com a mesma tabela. O que o teste
+    oculto disse da falha fica só na cópia do professor."""
+    first, q2 = vazamento["first"]["out"]["ana"], vazamento["questions"]
+    key = _key_of()
+    before = set(CALL_RE.findall("\n".join(first["hidden"]))) - set(CALL_RE.findall(first["visible"]))
+    assert before and before <= {key(c) for c in vazamento["calls"]}     # a tabela cobre a 1ª entrega
+    assert len(vazamento["table"]) >= len(before)
+    now = vazamento["out"]["ana"]
+    drawn = set(CALL_RE.findall("\n".join(now["hidden"]))) - set(CALL_RE.findall(now["visible"]))
+    assert drawn and not drawn & before, "a nova entrega recebeu entradas ocultas da anterior"
+    for gid in TASKS_LEAKED:
+        row = q2[("ana", gid)]
+        assert row["visible_tests"] == "passed" and row["hidden_tests"] == "failed", row
+        assert float(row["score"]) == 0.0, row
+    messages = [o.get("evalue", "") for chunk in now["hidden"] for o in json.loads(chunk)
+                if o.get("output_type") == "error"]
+    assert messages and not [m for m in messages if m and m in now["page"]]
+
+
+@pytest.mark.slow
+def test_a_regrade_of_the_same_file_draws_the_same_hidden_inputs(vazamento):
+    """A mesma entrega corrigida de novo (`--force`): as mesmas entradas ocultas, os mesmos pontos."""
+    before, after = vazamento["first"]["out"]["bia"]["hidden"], vazamento["out"]["bia"]["hidden"]
+    assert [sorted(CALL_RE.findall(p)) for p in after] == [sorted(CALL_RE.findall(p)) for p in before]
     q1, q2 = vazamento["first"]["questions"], vazamento["questions"]
-    assert float(vazamento["first"]["grades"]["ref"]["score"]) == 8.0, vazamento["first"]["grades"]["ref"]
-    assert vazamento["first"]["grades"]["ref"]["status"] == "ok"
-    for gid, pts in TASKS_LEAKED.items():
-        assert float(q1[("ref", gid)]["score"]) == pts
-        assert float(q2[("ana", gid)]["score"]) == pts, q2[("ana", gid)]
-        assert float(q2[("bia", gid)]["score"]) == 0.0, q2[("bia", gid)]
-    assert q2[("bia", "test_scores_loops")]["visible_tests"] == "passed"      # a visível é a mesma
-    assert q2[("bia", "test_scores_loops")]["hidden_tests"] == "failed"
+    for gid in ("test_scores_loops", "test_scores_vetorizado", "test_scores_checked", "test_custo"):
+        assert q2[("bia", gid)]["score"] == q1[("bia", gid)]["score"]
+        assert q2[("bia", gid)]["hidden_tests"] == "passed"
 
 
 # ----------------------------------------------------------------------------- H2: capítulo 12
