@@ -1,14 +1,14 @@
 """Uma turma com uma zip-bomba, pela linha de comando (issue 42, M2).
 
-O zip da turma tem quem já foi corrigido (a turma de cenários: o resultado vale), uma aluna nova
-com arquivos além do notebook e um notebook-bomba de zeros. A bomba vira uma linha
+O zip da turma tem uma entrega correta da turma de cenários, uma aluna nova com arquivos além do
+notebook e um notebook-bomba de zeros (o workspace preparado da turma de cenários, `arquivos`,
+sem corrigi-la inteira: esta turma é só de três). A bomba vira uma linha
 `invalid-notebook` que diz por quê, sem ir ao Dask; a aluna nova é corrigida (os bytes do
 notebook só saem do disco ao ir para a tarefa); nada além dos notebooks chega ao workspace.
 """
 
 from __future__ import annotations
 
-import shutil
 import zipfile
 
 from grading import LIMITS, SLUG, clone_prepared, needs_bwrap, read_csv, run_cli
@@ -17,12 +17,9 @@ MIB = 1024 * 1024
 
 
 @needs_bwrap
-def test_a_bomb_in_the_class_zip_is_refused_by_name_and_the_rest_is_graded(turma, tmp_path):
-    ws = clone_prepared(turma["ws"], tmp_path / "ws")
-    dest = ws / ".autograder" / "results" / SLUG / "correct.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(turma["ws"].result_path("correct", SLUG), dest)       # já corrigido: não volta ao Dask
-    src = turma["subs"] / "correct" / SLUG
+def test_a_bomb_in_the_class_zip_is_refused_by_name_and_the_rest_is_graded(arquivos, tmp_path):
+    ws = clone_prepared(arquivos["ws"], tmp_path / "ws")
+    src = arquivos["subs"] / "correct" / SLUG
     z = tmp_path / "turma.zip"
     with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as f:
         for p in sorted(src.iterdir()):
@@ -32,9 +29,8 @@ def test_a_bomb_in_the_class_zip_is_refused_by_name_and_the_rest_is_graded(turma
             with f.open(name, "w", force_zip64=True) as w:
                 for _ in range(8):
                     w.write(bytes(MIB))
-    p = run_cli("grade", z, "--workspace", ws, "--solutions", turma["sol"], "--no-report", *LIMITS)
-    assert "1 de 3 entregas já corrigidas" in p.stderr, p.stderr
-    assert "corrigindo 1 notebook(s) de 1 aluno(s)" in p.stderr, p.stderr
+    p = run_cli("grade", z, "--workspace", ws, "--solutions", arquivos["sol"], "--no-report", *LIMITS)
+    assert "corrigindo 2 notebook(s) de 2 aluno(s)" in p.stderr, p.stderr   # a bomba não vai ao Dask
     assert "aviso: bomba: entrega recusada (" in p.stderr and "--max-ratio" in p.stderr, p.stderr
     rows = read_csv(ws / "grades.csv")
     assert sorted(rows) == ["bomba", "correct", "nova"]
