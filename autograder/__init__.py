@@ -37,7 +37,9 @@ Onde se decide uma nota
 Onde roda o notebook do aluno
 -----------------------------
 1. `worker/executor.py`: o laço das células, célula por célula, nos dois kernels
-   (o do aluno roda as células dele; o do corretor, os testes);
+   (o do aluno roda as células dele; o do corretor, os testes); `worker/relay.py` repassa
+   os pedidos de um kernel ao outro, e `worker/kernelpair.py` é o estado dos dois que o
+   laço e o repasse partilham;
 2. `box/kernel.py`: o processo de cada kernel (`SandboxKernel`);
 3. `box/sandbox.py`, `box/cgroup.py` e `box/zygote.py`: o isolamento (bubblewrap,
    limites, caixas de cgroup, o molde que já importou o torch);

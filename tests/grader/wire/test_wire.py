@@ -195,13 +195,13 @@ def test_a_harness_object_refuses_a_reply_to_another_request(monkeypatch):
 
 # ----------------------------------------------------------------------------- executor
 
-class _Run(Relay):
-    """O estado de `executor._Run` que o repasse usa, com os kernels trocados por dublês."""
+class _Pair:
+    """O `KernelPair` que o repasse lê e escreve, com os kernels trocados por dublês."""
 
     def __init__(self, student_env=None, harness_msgs=()):
         self.student = SimpleNamespace(lost=None)
         self.student_dead = False
-        self.relay_client = SimpleNamespace(_ag_used=set(), _ag_cut=set())
+        self.relay_client = SimpleNamespace(reset=lambda: None)
         self.outcome = SimpleNamespace(flags=[])
         self.cell_index = 0
         self.statuses, self.troubles, self.sent = [], [], []
@@ -213,29 +213,33 @@ class _Run(Relay):
             return {"msg_type": "input_request", "parent_header": {}, "content": {"prompt": msgs.pop(0)}}
         self.harness = SimpleNamespace(lost=None, send=lambda ch, text: self.sent.append(text), read=read)
 
-    async def _exec(self, kernel, code, limit, **kw):
+    async def exec(self, kernel, code, limit, **kw):
         data = {"status": "ok", "data": {"application/json": self.student_env}}
         return SimpleNamespace(state="ok", outputs=[], reply={"user_expressions": {"r": data}})
 
-    def _status(self, status, detail):
+    def status(self, status, detail):
         self.statuses.append((status, detail))
 
-    def _harness_trouble(self, what):
+    def harness_trouble(self, what):
         self.troubles.append(what)
+
+
+def _relay(**kw) -> Relay:
+    return Relay(_Pair(**kw))
 
 
 def test_the_relay_passes_the_student_reply_on_unread_with_the_request_id():
     req = Request(op=Op.NAMES)
     text = protocol.to_text(Reply(id=req.id))
-    run = _Run(student_env={"text": text, "raised": None})
-    got = protocol.parse(run_async(run._relay(protocol.prompt(req), 5.0)), Relayed)
+    relay = _relay(student_env={"text": text, "raised": None})
+    got = protocol.parse(run_async(relay.forward(protocol.prompt(req), 5.0)), Relayed)
     assert got.id == req.id and got.text == text
 
 
 @pytest.mark.parametrize("env", [None, {"r": "{}", "erro": None}, {"text": 3}])
 def test_a_missing_or_malformed_envelope_is_a_grader_failure(env):
     req = Request(op=Op.NAMES)
-    got = protocol.parse(run_async(_Run(student_env=env)._relay(protocol.prompt(req), 5.0)), Failure)
+    got = protocol.parse(run_async(_relay(student_env=env).forward(protocol.prompt(req), 5.0)), Failure)
     assert got.id == req.id and got.blame is Blame.GRADER
 
 
@@ -247,7 +251,7 @@ def test_the_relay_refuses_an_oversize_reply_before_reading_it(monkeypatch):
     loads = json.loads
     seen = []
     monkeypatch.setattr(json, "loads", lambda s, *a, **k: (seen.append(len(s)), loads(s, *a, **k))[1])
-    got = protocol.parse(run_async(_Run(student_env={"text": big})._relay(protocol.prompt(req), 5.0)), Failure)
+    got = protocol.parse(run_async(_relay(student_env={"text": big}).forward(protocol.prompt(req), 5.0)), Failure)
     assert got.id == req.id and got.blame is Blame.STUDENT and "maior" in got.reason
     assert max(seen) < 1000, seen                 # só o pedido e a resposta curta foram lidos
 
@@ -260,15 +264,16 @@ def test_a_nested_request_during_a_callback_does_not_desynchronise_the_channel()
     nested = Request(op=Op.CALL, target=1)
     reply = Reply(id=student_req.id, value=wire.encode(4))
     flag = Flag(reason="algo a revisar")
-    run = _Run(harness_msgs=[protocol.prompt(nested), protocol.prompt(flag), protocol.prompt(reply)])
-    run.pending_id = "pedido-do-corretor"
-    out = run_async(run._callback(protocol.prompt(student_req), 5.0))
+    relay = _relay(harness_msgs=[protocol.prompt(nested), protocol.prompt(flag), protocol.prompt(reply)])
+    relay.pending_id = "pedido-do-corretor"
+    out = run_async(relay.callback(protocol.prompt(student_req), 5.0))
     assert protocol.parse(out, Reply) == reply
-    cb = protocol.parse(run.sent[0], Callback)
+    pair = relay.k
+    cb = protocol.parse(pair.sent[0], Callback)
     assert cb.id == "pedido-do-corretor" and cb.text == protocol.to_text(student_req)
-    refused = protocol.parse(run.sent[1], Failure)
+    refused = protocol.parse(pair.sent[1], Failure)
     assert refused.id == nested.id
-    assert protocol.parse(run.sent[2], Reply).id == flag.id and run.outcome.flags and not run.troubles
+    assert protocol.parse(pair.sent[2], Reply).id == flag.id and pair.outcome.flags and not pair.troubles
 
 
 # ----------------------------------------------------------------------------- limite do socket (H6)
