@@ -6,8 +6,9 @@ de cada pasta estão em tests/grader/<pasta>/ e os de ponta a ponta (na sandbox)
 tests/grader_e2e/.
 
     core/       o vocabulário: resultados e situações, prazos, o workspace e os caminhos
-                dele, os metadados do nbgrader, as configurações, o formatador de números;
-                não importa nada do corretor
+                dele, os metadados do nbgrader, as configurações; não importa nada do
+                corretor (números e durações saem de atencao/fmt.py, o formatador do
+                repositório inteiro, que não carrega o torch)
     collect/    as entregas que chegam: pastas, zips, Moodle, Blackboard, `--pattern`
     plan/       o processo que planeja (`grade`): o que corrigir, o Dask, os resultados
     worker/     uma tarefa do Dask = um notebook: entrada, laço das células, pontos

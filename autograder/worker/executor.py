@@ -48,9 +48,9 @@ import builtins
 import time
 
 import nbformat
+from atencao.fmt import integer
 
 from ..box.kernel import HARNESS_MODULE, STUDENT_MODULE, SandboxKernel
-from ..core.fmt import integer
 from ..core.results import Status, TestPart
 from ..core.settings import ExecSettings
 from ..core.student_seed import SEED_ENV
