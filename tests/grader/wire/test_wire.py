@@ -111,7 +111,7 @@ def _student_says(reply_of):
 
 
 def _remote():
-    return harness_side.Remote({"id": 1, "kind": "function", "name": "f"})
+    return harness_side.Remote(wire.Handle(1, wire.STUDENT, "function", "f"))
 
 
 def test_a_student_error_comes_back_as_the_builtin(monkeypatch):
@@ -182,7 +182,7 @@ def test_the_student_stub_answers_with_the_request_id_and_refuses_another():
 
 
 def test_a_harness_object_refuses_a_reply_to_another_request(monkeypatch):
-    obj = student_stub.HarnessObject({"id": 5})
+    obj = student_stub.HarnessObject(wire.Handle(5, wire.HARNESS))
     monkeypatch.setattr(builtins, "input", lambda p: protocol.to_text(Reply(id="outro", value=wire.encode(1))))
     with pytest.raises(RuntimeError, match="não respondeu"):
         obj(1)
@@ -191,6 +191,69 @@ def test_a_harness_object_refuses_a_reply_to_another_request(monkeypatch):
         return protocol.to_text(Reply(id=protocol.parse(protocol.unprompt(p), Request).id, value=wire.encode(1)))
     monkeypatch.setattr(builtins, "input", same_id)
     assert obj(1) == 1
+
+
+def test_a_handle_is_typed_on_both_sides_and_checked_when_it_arrives(monkeypatch):
+    """Uma alça atravessa como `codec.Handle` (número, lado, tipo, nome), nunca como um
+    dicionário solto; a que chega fora do formato é `BadWire`."""
+    monkeypatch.setattr(harness_side, "_local", {})
+    monkeypatch.setattr(harness_side, "_local_ids", {})
+    f = lambda x: x  # noqa: E731
+    enc = wire.encode([f], lambda obj: wire.Handle.of(7, wire.STUDENT, obj, "f"))
+    got = wire.decode(enc, lambda h: h)[0]
+    assert got == wire.Handle(7, wire.STUDENT, "function", "f")
+    assert wire.Handle.of(1, wire.HARNESS, int).kind == "class" and wire.Handle.of(1, wire.HARNESS, 3).kind == "object"
+    for bad in ({"t": "handle", "id": "7"}, {"t": "handle", "id": 7, "side": "outro"}):
+        with pytest.raises(wire.BadWire):
+            wire.decode(bad, lambda h: h)
+    # sem lado: é do aluno (o corretor faz dele um Remote); o nome vem cortado
+    remote = wire.decode({"t": "handle", "id": 3, "name": "x" * 500}, harness_side._from_handle)
+    assert isinstance(remote, harness_side.Remote) and remote._ag_handle.side == wire.STUDENT
+    assert len(remote._ag_handle.name) == 80
+    # a alça de um Remote que volta ao aluno é a mesma; a de um objeto do corretor é do corretor
+    assert harness_side._to_handle(remote) is remote._ag_handle
+    h = harness_side._to_handle(f)
+    assert h.side == wire.HARNESS and harness_side._from_handle(h) is f
+    assert isinstance(student_stub._from_handle(h), student_stub.HarnessObject)
+
+
+def test_both_proxies_share_one_base_and_ask_nothing_for_python_names(monkeypatch):
+    monkeypatch.setattr(builtins, "input", lambda p: pytest.fail(f"pediu ao outro kernel: {p[:80]}"))
+    for proxy in (_remote(), student_stub.HarnessObject(wire.Handle(5, wire.HARNESS))):
+        assert isinstance(proxy, protocol.Proxy)
+        for name in ("__wrapped__", "_repr_html_", "_ipython_display_"):
+            with pytest.raises(AttributeError):
+                getattr(proxy, name)
+
+
+def test_the_harness_serves_the_student_through_a_table(monkeypatch):
+    """O aluno usa um objeto do corretor: cada operação tem a sua entrada na tabela; atributo
+    privado, operação fora da tabela e alça desconhecida voltam como erro (só o tipo)."""
+    class Model:
+        scale = 3
+
+        def __call__(self, x):
+            return self.scale * x
+
+    monkeypatch.setattr(harness_side, "_local", {})
+    monkeypatch.setattr(harness_side, "_local_ids", {})
+    obj = [10, 20]
+    hm, hl = harness_side._to_handle(Model()).id, harness_side._to_handle(obj).id
+
+    def serve(op, target, **fields):
+        return harness_side._serve_callback(protocol.to_text(Request(op=op, target=target, **fields)))
+    assert wire.decode(serve(Op.CALL, hm, args=[wire.encode(2)]).value) == 6
+    assert wire.decode(serve(Op.ATTR, hm, name="scale").value) == 3
+    assert wire.decode(serve(Op.ITEM, hl, key=wire.encode(1)).value) == 20
+    assert wire.decode(serve(Op.ITER, hl).value) == [10, 20]
+    assert wire.decode(serve(Op.LEN, hl).value) == 2
+    assert set(harness_side._CALLBACK_OPS) == set(Op) - {Op.NAMES, Op.GET, Op.SETATTR}
+    for op, target, fields, error in [(Op.ATTR, hm, {"name": "__class__"}, "AttributeError"),
+                                      (Op.SETATTR, hm, {"name": "scale", "value": wire.encode(1)}, "BadWire"),
+                                      (Op.LEN, 12345, {}, "KeyError")]:
+        reply = serve(op, target, **fields)
+        assert reply.value is None and reply.error.type == error, (op, reply)
+        assert reply.error.message == "erro no objeto do corretor"
 
 
 # ----------------------------------------------------------------------------- executor
