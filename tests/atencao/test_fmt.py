@@ -43,6 +43,15 @@ def test_the_formatter_does_not_load_torch():
     assert out.stdout.strip() == "False", out.stderr
 
 
+def test_the_package_still_gives_every_public_name():
+    """`atencao/__init__.py` importa os submódulos só quando um nome é usado: todos continuam lá."""
+    import atencao
+    from atencao import core, model
+    assert atencao.attention is core.attention and atencao.TinyModel is model.TinyModel
+    assert all(callable(getattr(atencao, n)) for n in atencao.__all__)
+    assert atencao.masks.__name__ == "atencao.masks" and set(atencao.__all__) <= set(dir(atencao))
+
+
 def test_numbers_and_durations_read_as_in_portuguese():
     assert (num(7.0), num(7.9, ","), num(None)) == ("7", "7,9", "")
     assert (integer(100000), fixed(7.26), fixed(3, 2), fixed(1234.5)) == ("100.000", "7,3", "3,00", "1.234,5")
