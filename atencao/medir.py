@@ -13,13 +13,14 @@
 from __future__ import annotations
 
 import gc
-import math
 import time
 import weakref
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+
+from .fmt import sci as fmt_sci  # notação científica do texto (o formatador é um só: atencao/fmt.py)
 
 __all__ = ["best_of", "TensorBytesMeter", "peak_tensor_bytes", "fmt_sci"]
 
@@ -89,16 +90,3 @@ def peak_tensor_bytes(fn, inputs=()) -> int:
         result = fn()
         del result
     return meter.peak
-
-
-def fmt_sci(x: float, casas: int = 1) -> str:
-    """Notação científica à brasileira, para o texto: 1.2e-16 -> '1,2 × 10⁻¹⁶'."""
-    x = float(x)
-    if x == 0 or not math.isfinite(x):
-        return "0" if x == 0 else str(x)
-    e = int(math.floor(math.log10(abs(x))))
-    mant = x / 10**e
-    if round(abs(mant), casas) >= 10:  # 9,96 arredondaria para 10,0
-        mant, e = mant / 10, e + 1
-    sup = str(e).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return f"{mant:.{casas}f}".replace(".", ",") + f" × 10{sup}"

@@ -3,7 +3,8 @@
 Os capítulos importam daqui em vez de repetir código de gráfico. Importar este
 módulo também põe os números dos eixos no formato brasileiro (0,5; 1.024): a
 escala linear do matplotlib passa a usar `FormatadorBR`, que escreve cada
-número com `fmt_num`, o mesmo formatador do texto e das saídas.
+número com `fmt_num`, o mesmo formatador do texto e das saídas (os números
+em si são de `atencao/fmt.py`, o formatador único do repositório).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import matplotlib.pyplot as plt
 import matplotlib.scale as mscale
 import matplotlib.ticker as mticker
 import numpy as np
+
+from .fmt import fixed
+from .fmt import integer as fmt_int  # inteiro com ponto de milhar: 1048576 -> '1.048.576'
 
 # Paleta e tamanhos comuns a todas as figuras do livro.
 STYLE = {
@@ -137,15 +141,10 @@ def score_panels(panels: dict, uniform: dict, row_labels=None, col_labels=None, 
     return fig
 
 
-def fmt_int(n: int) -> str:
-    """Inteiro com separador de milhar brasileiro: 1048576 -> '1.048.576'."""
-    return f"{int(n):,}".replace(",", ".")
-
-
 def fmt_num(x: float, casas: int = 2) -> str:
-    """Número com vírgula decimal: 98.2012 -> '98,20'."""
-    s = f"{x:,.{casas}f}"
-    return s.replace(",", "X").replace(".", ",").replace("X", ".")
+    """Número com vírgula decimal e 2 casas se não disser outra coisa: 98.2012 -> '98,20'
+    (`atencao.fmt.fixed`, o formatador do repositório, com o padrão das figuras)."""
+    return fixed(x, casas)
 
 
 # Um número escrito por Python ou NumPy ("0.25", "4096", "0." do NumPy), fora de expoentes.

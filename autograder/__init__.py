@@ -6,8 +6,9 @@ de cada pasta estão em tests/grader/<pasta>/ e os de ponta a ponta (na sandbox)
 tests/grader_e2e/.
 
     core/       o vocabulário: resultados e situações, prazos, o workspace e os caminhos
-                dele, os metadados do nbgrader, as configurações, o formatador de números,
-                o placar da correção (gradeboard.py); não importa nada do corretor
+                dele, os metadados do nbgrader, as configurações, o placar da correção
+                (gradeboard.py); não importa nada do corretor (números e durações saem de
+                atencao/fmt.py, o formatador do repositório inteiro, que não carrega o torch)
     collect/    as entregas que chegam: pastas, zips, Moodle, Blackboard, `--pattern`; os
                 horários da planilha de avaliação do Moodle (moodle_sheet.py)
     plan/       o processo que planeja (`grade`): o que corrigir, o Dask (só com TLS),
@@ -43,7 +44,9 @@ Onde se decide uma nota
 Onde roda o notebook do aluno
 -----------------------------
 1. `worker/executor.py`: o laço das células, célula por célula, nos dois kernels
-   (o do aluno roda as células dele; o do corretor, os testes);
+   (o do aluno roda as células dele; o do corretor, os testes); `worker/relay.py` repassa
+   os pedidos de um kernel ao outro, e `worker/kernelpair.py` é o estado dos dois que o
+   laço e o repasse partilham;
 2. `box/kernel.py`: o processo de cada kernel (`SandboxKernel`);
 3. `box/sandbox.py`, `box/cgroup.py` e `box/zygote.py`: o isolamento (bubblewrap,
    limites, caixas de cgroup, o molde que já importou o torch);

@@ -187,7 +187,7 @@ def _grade_parser(sub) -> None:
 
 def _collect_limit_args(g) -> None:
     """Os tetos da coleta (core/settings.py, `CollectLimits`): só contam os notebooks extraídos."""
-    from .core.fmt import integer
+    from atencao.fmt import integer
     from .core.settings import MIB, CollectLimits
     d = CollectLimits()
     g.add_argument("--max-zip-mib", type=_positive(int), default=d.zip // MIB, metavar="MIB",

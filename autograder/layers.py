@@ -16,7 +16,7 @@ corretor); `box`, `store`, `collect` e `authoring` sobre `core`; `worker` e
 from __future__ import annotations
 
 ALLOWED: dict[str, tuple[str, ...]] = {
-    # o vocabulário: resultados, prazos, workspace, metadados do nbgrader, formatação
+    # o vocabulário: resultados, prazos, workspace, metadados do nbgrader
     "core": (),
     # texto injetado nos kernels: só a biblioteca padrão (e o IPython, dentro do kernel)
     "wire": (),

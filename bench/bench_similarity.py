@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from atencao.fmt import fixed  # noqa: E402
 from autograder.insight.similarity import DEFAULT_THRESHOLD, Submission, find_similar  # noqa: E402
 
 STARTER = {
@@ -141,10 +142,6 @@ def _run_module():
     return mod
 
 
-def _fmt(x: float, d: int = 1) -> str:
-    return f"{x:,.{d}f}".replace(",", "\0").replace(".", ",").replace("\0", ".")
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--alunos", type=int, default=1000)
@@ -168,11 +165,11 @@ def main() -> int:
         "## Semelhança entre respostas (`bench/bench_similarity.py`)",
         "",
         f"Medido em {now}; {platform.machine()}, {os.cpu_count()} núcleos, Python "
-        f"{platform.python_version()}; carga média antes: {_fmt(load, 1)} (máquina compartilhada). "
+        f"{platform.python_version()}; carga média antes: {fixed(load, 1)} (máquina compartilhada). "
         "Uma tarefa sintética com 3 células de resposta, cada célula montada de passos com 3 ou 4 "
         "jeitos de escrever, nomes e comentários sorteados, e passos intermediários sorteados; 2 % dos alunos copiam outro e disfarçam "
         "(nomes, comentários, código morto, ordem). `find_similar` num processo, limiar padrão "
-        f"{_fmt(DEFAULT_THRESHOLD, 2)}. As linhas de 250 e 500 são os primeiros alunos da lista, "
+        f"{fixed(DEFAULT_THRESHOLD, 2)}. As linhas de 250 e 500 são os primeiros alunos da lista, "
         "sem as cópias (que vêm no fim); a CPU dobra com a turma, como se espera de um índice "
         "invertido (comparar todos os pares cresceria 4 vezes).",
         "",
@@ -180,9 +177,9 @@ def main() -> int:
         "|---|---|---|---|",
     ]
     for m, w, c, ps in rows:
-        lines.append(f"| {_fmt(m, 0)} | {_fmt(w, 2)} s | {_fmt(c, 2)} s | {len(ps)} |")
-    lines += ["", f"Com {_fmt(n, 0)} alunos: {hit} de {len(planted)} cópias plantadas acima do limiar "
-              f"(a menor com {_fmt(100 * low, 0)} %); {honest} pares sem cópia plantada acima do limiar."]
+        lines.append(f"| {fixed(m, 0)} | {fixed(w, 2)} s | {fixed(c, 2)} s | {len(ps)} |")
+    lines += ["", f"Com {fixed(n, 0)} alunos: {hit} de {len(planted)} cópias plantadas acima do limiar "
+              f"(a menor com {fixed(100 * low, 0)} %); {honest} pares sem cópia plantada acima do limiar."]
     text = "\n".join(lines)
     if not args.sem_gravar:
         _run_module().write_section("similarity", text)

@@ -62,7 +62,7 @@ with warnings.catch_warnings():
 import triton  # noqa: E402
 import triton.testing  # noqa: E402
 
-from autograder.core.fmt import fixed  # noqa: E402
+from atencao.fmt import fixed  # noqa: E402
 
 
 @dataclass

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import submissoes  # noqa: E402
-from autograder.core.fmt import fixed as fmt_num  # noqa: E402
+from atencao.fmt import fixed as fmt_num  # noqa: E402
 
 
 def _run_module():

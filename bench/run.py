@@ -52,7 +52,7 @@ def timed(cmd: list[str], **kw) -> float:
 
 
 def bench_build_and_tests() -> None:
-    from atencao.plots import fmt_num
+    from atencao.fmt import fixed
     build = [*JB, "build", ".", "--builder", "html", "-W", "-n", "--keep-going"]
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
     clean = timed(build)
@@ -70,10 +70,10 @@ def bench_build_and_tests() -> None:
         "",
         "| o quê | tempo de parede |",
         "|---|---|",
-        f"| `jupyter-book build` limpo (executa todos os capítulos) | {fmt_num(clean, 1)} s |",
-        f"| `jupyter-book build` com cache (nada mudou) | {fmt_num(cached, 1)} s |",
-        f"| `make check` (a camada rápida, 2 processos) | {fmt_num(check, 1)} s |",
-        f"| `make e2e`: as outras camadas de `make test` (livro já construído) | {fmt_num(tests, 1)} s |",
+        f"| `jupyter-book build` limpo (executa todos os capítulos) | {fixed(clean, 1)} s |",
+        f"| `jupyter-book build` com cache (nada mudou) | {fixed(cached, 1)} s |",
+        f"| `make check` (a camada rápida, 2 processos) | {fixed(check, 1)} s |",
+        f"| `make e2e`: as outras camadas de `make test` (livro já construído) | {fixed(tests, 1)} s |",
     ]))
     print(f"livro limpo {clean:.1f} s, com cache {cached:.1f} s, check {check:.1f} s, outras camadas {tests:.1f} s")
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "support"))
+from atencao.fmt import fixed  # noqa: E402
 from browser_util import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
 # A página única tem o livro todo. Numa máquina carregada (a CI, 2 núcleos) a rede
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, RuntimeError) as erro:
         print(f"erro: {erro}", file=sys.stderr)
         return 1
-    size = f"{args.saida.stat().st_size / 2**20:.1f}".replace(".", ",")
+    size = fixed(args.saida.stat().st_size / 2**20, 1)
     n = math["formulas"]
     formulas = f"{n} fórmula composta" if n == 1 else f"{n} fórmulas compostas"
     print(f"PDF em {args.saida} ({formulas} pelo MathJax, {size} MiB)")

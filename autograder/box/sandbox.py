@@ -271,12 +271,6 @@ def write_kernel_spec(cfg: SandboxConfig, kernels_dir: Path) -> Path:
     return kernels_dir
 
 
-def prepare_run_dir(run_dir: Path) -> None:
-    """Pasta de um kernel: trabalho/ (cwd do notebook) e home/ (HOME, caches)."""
-    for sub in ("trabalho", "home"):
-        (run_dir / sub).mkdir(parents=True, exist_ok=True)
-
-
 def _chown_tree(path: str, uid: int) -> None:
     for root, dirs, files in os.walk(path):
         os.chown(root, uid, uid)

@@ -424,13 +424,6 @@ class Zygote:
         shutil.rmtree(directory, ignore_errors=True)
         return None
 
-    def log_tail(self) -> str:
-        try:
-            with open(os.path.join(self.dir, "molde.log"), "rb") as f:
-                return f.read()[-800:].decode(errors="replace")
-        except OSError:
-            return ""
-
     def close(self) -> None:
         import shutil
         import subprocess

@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from ..core.fmt import integer
+from atencao.fmt import integer
 from ..core.settings import MIB, CollectLimits
 from .spool import Spool, SpooledFiles
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from ..core.deadlines import parse_time
-from ..core.fmt import integer, num
+from atencao.fmt import integer, num
 from .spool import OverCap
 from .submissions import (MOODLE_FLAT, MOODLE_FOLDER, READ_ERRORS, Collector, Submission, is_link,
                           mib)

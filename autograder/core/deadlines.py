@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from .fmt import duration, num
+from atencao.fmt import duration, num
 
 DEFAULT_TZ = "America/Sao_Paulo"
 

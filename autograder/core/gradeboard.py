@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .fmt import num
+from atencao.fmt import num
 
 SOURCE = "placar()"       # o texto da célula do placar em todo caderno (papel `scoreboard` das fontes)
 HEADER = "Placar da correção (testes visíveis e ocultos; a nota de cada tarefa)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ..core.fmt import elapsed
+from atencao.fmt import elapsed, fixed
 
 
 class Progress:
@@ -39,9 +39,8 @@ class Progress:
             left = f"total {elapsed(el)}"
         else:
             left = "estimando..."
-        rate_s = f"{rate:.1f}".replace(".", ",")
         return (f"[{bar}] {self.done_students}/{self.students} alunos · "
-                f"{self.done_jobs}/{self.jobs} notebooks · {rate_s} notebooks/min · {left}")
+                f"{self.done_jobs}/{self.jobs} notebooks · {fixed(rate, 1)} notebooks/min · {left}")
 
     def update(self, jobs_done: int = 1, students_done: int = 0, force: bool = False) -> None:
         self.done_jobs += jobs_done

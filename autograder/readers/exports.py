@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.fmt import num
+from atencao.fmt import num
+
 from ..core.results import Status
 from ..core.workspace import Workspace
 from ..store.identities import Identity, identities, read_roster

@@ -36,12 +36,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import nbformat
+from atencao.fmt import num
 
 from ..core import gradeboard, nbmeta
 from ..core.workspace import Workspace
 from ..core.deadlines import Deadlines
 from .report import Row
-from ..core.fmt import num
 from ..core.results import Status, TestPart
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ..core.fmt import num
+from atencao.fmt import num
 from ..core.results import JobResult
 from ..core.workspace import Workspace
 from .csvfile import CsvFormat, write_csv

@@ -28,11 +28,11 @@ from datetime import datetime
 from pathlib import Path
 
 import nbformat
+from atencao.fmt import duration, fixed, num
 
 from ..core.workspace import Workspace, cell_titles
 from ..core.deadlines import Deadlines, Lateness
 from .csvfile import CsvFormat, write_csv
-from ..core.fmt import duration, fixed, num
 from ..store.gradebook import Mark, read_marks
 from ..core.results import JobResult, QuestionResult, Status
 from ..store.result_files import read_result

@@ -9,8 +9,8 @@ do NumPy (nunca a subclasse que o aluno tenha definido: um tensor cujas
 comparações mentem chega ao corretor como um tensor comum).
 
 O que não é dado (funções, classes, objetos do aluno) vira uma *alça*
-(`{"t": "handle", ...}`): quem codifica decide, por `to_handle`, e quem
-decodifica, por `from_handle`.
+(`Handle`: o número do objeto no kernel que o guarda, e qual kernel é esse): quem
+codifica decide, por `to_handle`, e quem decodifica, por `from_handle`.
 
 Este arquivo roda nos dois kernels: o executor manda o texto dele (com
 protocol.py, as mensagens, e student.py ou harness.py) na inicialização. Por isso só usa a
@@ -20,6 +20,7 @@ biblioteca padrão no topo e importa numpy e torch só quando precisa.
 import base64
 import json
 import math
+from dataclasses import dataclass
 
 MAX_BYTES = 64 * 1024 * 1024     # tamanho máximo de uma mensagem (JSON) entre os kernels
 MAX_DEPTH = 32                   # aninhamento máximo de tuplas, listas e dicionários
@@ -29,12 +30,41 @@ _TORCH_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "comp
                  "int16", "int32", "int64", "bool")
 
 
+STUDENT = "student"      # o lado de uma alça: o kernel que guarda o objeto
+HARNESS = "harness"
+
+
 class NotData(TypeError):
     """O valor não é um dado transferível (e não há como fazer dele uma alça)."""
 
 
 class BadWire(ValueError):
     """A mensagem recebida não segue o formato (veio corrompida ou forjada)."""
+
+
+@dataclass(frozen=True)
+class Handle:
+    """Uma alça: um objeto que não é dado (função, classe, objeto) e fica no kernel `side`,
+    que o conhece pelo número `id`; o outro kernel o usa por um proxy (`protocol.Proxy`)."""
+
+    id: int
+    side: str = STUDENT
+    kind: str = "object"     # "function", "class" ou "object" (para as mensagens)
+    name: str = "?"
+
+    @classmethod
+    def of(cls, hid: int, side: str, obj, name: str = "?") -> "Handle":
+        kind = "class" if isinstance(obj, type) else ("function" if callable(obj) else "object")
+        return cls(hid, side, kind, name)
+
+    def encode(self) -> dict:
+        return {"t": "handle", "id": self.id, "side": self.side, "kind": self.kind, "name": self.name}
+
+    @classmethod
+    def decode(cls, d) -> "Handle":
+        """Do JSON (de outro kernel, não confiável): o número é um int e o lado, um dos dois."""
+        _need(type(d.get("id")) is int and d.get("side", STUDENT) in (STUDENT, HARNESS), "alça inválida")
+        return cls(d["id"], d.get("side", STUDENT), str(d.get("kind", "object"))[:20], str(d.get("name", "?"))[:80])
 
 
 def _np():
@@ -54,7 +84,7 @@ def _float(x: float):
 
 
 def encode(value, to_handle=None, _depth=0):
-    """Valor -> estrutura JSON. `to_handle(obj)` devolve o id de uma alça (ou levanta NotData)."""
+    """Valor -> estrutura JSON. `to_handle(obj)` devolve a `Handle` do objeto (ou levanta NotData)."""
     if _depth > MAX_DEPTH:
         raise NotData(f"aninhamento maior que {MAX_DEPTH} níveis")
     t = type(value)
@@ -100,7 +130,7 @@ def encode(value, to_handle=None, _depth=0):
         return {"t": "dict", "v": [[encode(k, to_handle, _depth + 1), encode(v, to_handle, _depth + 1)]
                                    for k, v in items]}
     if to_handle is not None:
-        return to_handle(value)
+        return to_handle(value).encode()
     raise NotData(f"um valor do tipo {type(value).__name__} não pode ser enviado ao outro kernel "
                   "(só números, textos, tensores, arrays e tuplas, listas e dicionários deles)")
 
@@ -232,8 +262,8 @@ def decode(d, from_handle=None, _depth=0):
         a = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
         return a[()] if t == "npscalar" else a
     if t == "handle":
-        _need(from_handle is not None and type(d.get("id")) is int, "alça inválida")
-        return from_handle(d)
+        _need(from_handle is not None, "alça inválida")
+        return from_handle(Handle.decode(d))
     raise BadWire(f"tipo desconhecido {t!r:.40}")
 
 

@@ -32,8 +32,9 @@ import builtins as _builtins
 import sys as _sys
 
 try:            # no kernel, codec.py e protocol.py já foram executados neste mesmo módulo
-    from .protocol import Blame, Callback, Failure, Flag, Op, RaisedError, Relayed, Reply, Request, parse, prompt
-    from .codec import BadWire, NotData, decode, encode
+    from .protocol import (Blame, Callback, Failure, Flag, Op, Proxy, RaisedError, Relayed, Reply, Request, parse,
+                           prompt)
+    from .codec import HARNESS, BadWire, Handle, NotData, decode, encode
 except ImportError:
     pass
 
@@ -115,6 +116,32 @@ _local: dict = {}        # alças de objetos do corretor que o aluno recebeu (fu
 _local_ids: dict = {}
 
 
+def _cb_call(obj, cb):
+    return obj(*[_value(a) for a in cb.args], **{k: _value(v) for k, v in cb.kwargs.items()})
+
+
+def _cb_attr(obj, cb):
+    if not isinstance(cb.name, str) or cb.name.startswith("_"):
+        raise AttributeError("atributo privado")      # nada de __globals__, __code__...
+    return getattr(obj, cb.name)
+
+
+def _cb_item(obj, cb):
+    return obj[_value(cb.key)]
+
+
+def _cb_iter(obj, cb):
+    return list(obj)
+
+
+def _cb_len(obj, cb):
+    return len(obj)
+
+
+# o que o aluno pode fazer com um objeto do corretor (o lado do aluno tem a sua tabela, student._OPS)
+_CALLBACK_OPS = {Op.CALL: _cb_call, Op.ATTR: _cb_attr, Op.ITEM: _cb_item, Op.ITER: _cb_iter, Op.LEN: _cb_len}
+
+
 def _serve_callback(text):
     """O aluno chamou um objeto do corretor: roda aqui, devolve um `Reply` com dados (de um
     erro, só o tipo: a mensagem pode ser de um teste oculto)."""
@@ -123,21 +150,10 @@ def _serve_callback(text):
         cb = parse(text, Request)
         rid = cb.id
         obj = _local[cb.target]
-        if cb.op is Op.CALL:
-            value = obj(*[_value(a) for a in cb.args], **{k: _value(v) for k, v in cb.kwargs.items()})
-        elif cb.op is Op.ATTR:
-            if not isinstance(cb.name, str) or cb.name.startswith("_"):
-                raise AttributeError("atributo privado")      # nada de __globals__, __code__...
-            value = getattr(obj, cb.name)
-        elif cb.op is Op.ITEM:
-            value = obj[_value(cb.key)]
-        elif cb.op is Op.ITER:
-            value = list(obj)
-        elif cb.op is Op.LEN:
-            value = len(obj)
-        else:
+        serve = _CALLBACK_OPS.get(cb.op)
+        if serve is None:
             raise BadWire("operação desconhecida")
-        return Reply(id=rid, value=_encode_arg(value))
+        return Reply(id=rid, value=_encode_arg(serve(obj, cb)))
     except Exception as e:  # noqa: BLE001
         return Reply(id=rid, error=RaisedError(type=type(e).__name__, message="erro no objeto do corretor"))
 
@@ -153,9 +169,9 @@ def flag(reason):
     raise StudentKernelFailure("o executor não confirmou a marcação para revisão")
 
 
-def _to_handle(obj):
+def _to_handle(obj) -> Handle:
     if isinstance(obj, Remote):
-        return {"t": "handle", "id": object.__getattribute__(obj, "_ag_id")}
+        return object.__getattribute__(obj, "_ag_handle")
     if isinstance(obj, type(_sys)):
         raise NotData("um módulo do corretor não pode ser enviado ao kernel do aluno")
     hid = _local_ids.get(id(obj))
@@ -163,8 +179,7 @@ def _to_handle(obj):
         hid = _new_id()
         _local_ids[id(obj)] = hid
         _local[hid] = obj
-    kind = "class" if isinstance(obj, type) else ("function" if callable(obj) else "object")
-    return {"t": "handle", "id": hid, "side": "harness", "kind": kind}
+    return Handle.of(hid, HARNESS, obj)
 
 
 def _new_id():
@@ -177,12 +192,12 @@ def _new_id():
             return hid
 
 
-def _from_handle(d):
-    if d.get("side") == "harness":
-        if d["id"] not in _local:
+def _from_handle(h: Handle):
+    if h.side == HARNESS:
+        if h.id not in _local:
             raise BadWire("alça desconhecida")
-        return _local[d["id"]]
-    return Remote(d)
+        return _local[h.id]
+    return Remote(h)
 
 
 def _value(d):
@@ -303,40 +318,32 @@ def call(hid, method, args, kwargs):
     return value
 
 
-class Remote:
+class Remote(Proxy):
     """Uma função, classe ou objeto que mora no kernel do aluno."""
 
-    __slots__ = ("_ag_id", "_ag_kind", "_ag_name", "_ag_bound")
+    __slots__ = ("_ag_bound",)
 
-    def __init__(self, d):
-        object.__setattr__(self, "_ag_id", d["id"])
-        object.__setattr__(self, "_ag_kind", str(d.get("kind", "object"))[:20])
-        object.__setattr__(self, "_ag_name", str(d.get("name", "?"))[:80])
-        object.__setattr__(self, "_ag_bound", None)
+    def __init__(self, handle: Handle):
+        super().__init__(handle)
+        object.__setattr__(self, "_ag_bound", None)     # o nome do aluno a que `bind` o ligou
+
+    def _ag_ask(self, op, **fields):
+        return _value(request(Request(op=op, target=self._ag_handle.id, **fields)).value)
+
+    def _ag_encode(self, value):
+        return _encode_arg(value)
 
     def __call__(self, *args, **kwargs):
-        return call(object.__getattribute__(self, "_ag_id"), None, args, kwargs)
-
-    def __getattr__(self, name):
-        if name.startswith("__") or name.startswith("_repr_") or name.startswith("_ipython_"):
-            raise AttributeError(name)
-        return _value(request(Request(op=Op.ATTR, target=self._ag_id, name=name)).value)
+        # (chama `call` direto: ele olha o quadro de quem chamou este método)
+        return call(object.__getattribute__(self, "_ag_handle").id, None, args, kwargs)
 
     def __setattr__(self, name, value):
-        request(Request(op=Op.SETATTR, target=self._ag_id, name=name, value=_encode_arg(value)))
-
-    def __getitem__(self, key):
-        return _value(request(Request(op=Op.ITEM, target=self._ag_id, key=_encode_arg(key))).value)
-
-    def __iter__(self):
-        return iter(_value(request(Request(op=Op.ITER, target=self._ag_id)).value))
-
-    def __len__(self):
-        return _value(request(Request(op=Op.LEN, target=self._ag_id)).value)
+        request(Request(op=Op.SETATTR, target=self._ag_handle.id, name=name, value=_encode_arg(value)))
 
     def __repr__(self):
-        kind = {"function": "função", "class": "classe"}.get(self._ag_kind, "objeto")
-        return f"<{kind} do aluno: {self._ag_name}>"
+        h = self._ag_handle
+        kind = {"function": "função", "class": "classe"}.get(h.kind, "objeto")
+        return f"<{kind} do aluno: {h.name}>"
 
 
 class Unavailable:

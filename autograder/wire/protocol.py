@@ -21,6 +21,9 @@ codec.MAX_BYTES, como em codec.loads), e todo campo é conferido contra o tipo d
 uma mensagem fora do formato levanta `BadWire`, que quem recebe trata como "o corretor não
 pôde julgar" (nunca como um `ValueError` da função do aluno: revisão L1).
 
+`Proxy` é a base dos dois lados para um objeto do outro kernel (`student.HarnessObject`,
+`harness.Remote`): cada uso vira um `Request` à alça dele.
+
 Este arquivo roda nos dois kernels (injetado depois de codec.py, no mesmo módulo) e no
 executor. Só usa a biblioteca padrão; sem `from __future__ import annotations` (os
 dataclasses conferem os tipos pelos objetos das anotações).
@@ -33,7 +36,7 @@ import typing as _typing
 from enum import Enum
 
 try:            # no kernel, codec.py já foi executado neste mesmo módulo
-    from .codec import MAX_BYTES, BadWire, dumps, loads
+    from .codec import MAX_BYTES, BadWire, Handle, dumps, loads
 except ImportError:
     pass
 
@@ -213,6 +216,45 @@ def parse(text, *expected):
         raise BadWire(f"mensagem inesperada ({str(d['kind'])[:20]!r}; esperava "
                       f"{', '.join(c.__name__ for c in expected)})")
     return from_dict(cls, d)
+
+
+class Proxy:
+    """Um objeto do outro kernel visto daqui (pela `Handle` dele): chamar, ler um atributo, um
+    item, iterar e medir viram um `Request` ao dono, e o resultado volta como dado.
+
+    Cada lado diz como o pedido sai e como a resposta é lida (`_ag_ask`) e como um argumento
+    vira dado ou alça (`_ag_encode`). Nomes internos começam com `_ag_`, e os que o Python e o
+    IPython procuram sozinhos (`__x__`, `_repr_*`, `_ipython_*`) nunca viram pedido."""
+
+    __slots__ = ("_ag_handle",)
+
+    def __init__(self, handle: Handle):
+        object.__setattr__(self, "_ag_handle", handle)
+
+    def _ag_ask(self, op: Op, **fields):
+        """Manda `Request(op, target=<esta alça>, **fields)` ao dono e devolve o valor decodificado."""
+        raise NotImplementedError
+
+    def _ag_encode(self, value) -> dict:
+        raise NotImplementedError
+
+    def __call__(self, *args, **kwargs):
+        return self._ag_ask(Op.CALL, args=[self._ag_encode(a) for a in args],
+                            kwargs={str(k): self._ag_encode(v) for k, v in kwargs.items()})
+
+    def __getattr__(self, name):
+        if name.startswith(("__", "_repr_", "_ipython_")):
+            raise AttributeError(name)
+        return self._ag_ask(Op.ATTR, name=name)
+
+    def __getitem__(self, key):
+        return self._ag_ask(Op.ITEM, key=self._ag_encode(key))
+
+    def __iter__(self):
+        return iter(self._ag_ask(Op.ITER))
+
+    def __len__(self):
+        return self._ag_ask(Op.LEN)
 
 
 def prompt(msg) -> str:

@@ -20,8 +20,8 @@ import sys as _sys
 from IPython import get_ipython as _get_ipython
 
 try:            # no kernel, codec.py e protocol.py já foram executados neste mesmo módulo
-    from .protocol import Envelope, Failure, Op, RaisedError, Reply, Request, parse, prompt, to_text
-    from .codec import MAX_ITEMS, BadWire, NotData, decode, encode
+    from .protocol import Envelope, Failure, Op, Proxy, RaisedError, Reply, Request, parse, prompt, to_text
+    from .codec import HARNESS, MAX_ITEMS, STUDENT, BadWire, Handle, NotData, decode, encode
 except ImportError:
     pass
 
@@ -62,18 +62,15 @@ def _short(obj):
         return "?"
 
 
-class HarnessObject:
+class HarnessObject(Proxy):
     """Um objeto do corretor recebido como argumento (função de teste, modelo): cada uso é um
     pedido ao corretor, que responde com dados."""
 
-    __slots__ = ("_ag_id",)
+    __slots__ = ()
 
-    def __init__(self, d):
-        object.__setattr__(self, "_ag_id", d["id"])
-
-    def _ask(self, op, **fields):
+    def _ag_ask(self, op, **fields):
         import builtins
-        req = Request(op=op, target=object.__getattribute__(self, "_ag_id"), **fields)
+        req = Request(op=op, target=object.__getattribute__(self, "_ag_handle").id, **fields)
         try:
             answer = parse(builtins.input(prompt(req)), Reply, Failure)
         except BadWire:
@@ -84,28 +81,13 @@ class HarnessObject:
             raise RuntimeError(f"erro no objeto do corretor ({answer.error.type[:60]})")
         return _dec(answer.value)
 
-    def __call__(self, *args, **kwargs):
-        return self._ask(Op.CALL, args=[_enc(a) for a in args],
-                         kwargs={str(k): _enc(v) for k, v in kwargs.items()})
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self._ask(Op.ATTR, name=name)
-
-    def __getitem__(self, key):
-        return self._ask(Op.ITEM, key=_enc(key))
-
-    def __iter__(self):
-        return iter(self._ask(Op.ITER))
-
-    def __len__(self):
-        return self._ask(Op.LEN)
+    def _ag_encode(self, value):
+        return _enc(value)
 
 
-def _to_handle(obj):
+def _to_handle(obj) -> Handle:
     if isinstance(obj, HarnessObject):
-        return {"t": "handle", "id": object.__getattribute__(obj, "_ag_id"), "side": "harness"}
+        return object.__getattribute__(obj, "_ag_handle")
     if isinstance(obj, type(_sys)):
         raise NotData("um módulo não pode ser enviado ao corretor")
     hid = _by_obj.get(id(obj))
@@ -113,16 +95,18 @@ def _to_handle(obj):
         hid = len(_handles) + 1
         _handles[hid] = obj
         _by_obj[id(obj)] = hid
-    kind = "class" if isinstance(obj, type) else ("function" if callable(obj) else "object")
-    return {"t": "handle", "id": hid, "kind": kind, "name": _short(obj)}
+    return Handle.of(hid, STUDENT, obj, _short(obj))
 
 
-def _from_handle(d):
-    if d.get("side") == "harness":
-        return HarnessObject(d)
-    if d["id"] not in _handles:
+def _own(hid):
+    """O objeto do aluno de uma alça deste kernel."""
+    if hid not in _handles:
         raise BadWire("alça desconhecida")
-    return _handles[d["id"]]
+    return _handles[hid]
+
+
+def _from_handle(h: Handle):
+    return HarnessObject(h) if h.side == HARNESS else _own(h.id)
 
 
 def _enc(v):
@@ -187,7 +171,7 @@ def _same(a, b):
 def _target(req):
     if req.target is None:
         raise BadWire("pedido sem alvo")
-    return _from_handle({"id": req.target})
+    return _own(req.target)
 
 
 def _call(req):

@@ -24,7 +24,8 @@ O que isto muda:
   `CellNotExecuted` (nota 0 nela): sem isso, um `os._exit` na última célula pularia todos os
   testes ocultos.
 
-Mistura de `executor._Run` (usa os kernels, os prazos e a situação dele), como relay.py.
+Um colaborador do laço das células (`executor._Run.hidden`), como o repasse (relay.py): lê e
+escreve o estado dos dois kernels no mesmo `KernelPair`.
 """
 
 from __future__ import annotations
@@ -59,51 +60,54 @@ def split_deferred(chunks: Chunks) -> tuple[Chunks, Chunks]:
 
 
 class DeferredParts:
-    """Rodar partes de teste e deixar as ocultas para o fim (métodos de `executor._Run`)."""
+    """Rodar partes de teste e deixar as ocultas para o fim; `k` é o `KernelPair` do notebook."""
 
-    deferred: list[Deferred]
+    def __init__(self, k, relay):
+        self.k = k
+        self.relay = relay
+        self.deferred: list[Deferred] = []      # partes ocultas à espera do fim do notebook
 
-    async def _run_chunks(self, i: int, cell, chunks: Chunks, parts: list[TestPart], started: float,
+    async def run_chunks(self, i: int, cell, chunks: Chunks, parts: list[TestPart], started: float,
                           failed=None) -> bool:
         """Roda `chunks` em ordem no kernel do corretor, acrescentando saídas e partes; para na
-        primeira que não passa. `failed`: o resultado (`executor._Exec`) que a primeira parte
+        primeira que não passa. `failed`: o resultado (`kernelpair.Exec`) que a primeira parte
         recebe sem rodar (os nomes do aluno não chegaram). True se todas passaram."""
         for hidden, src in chunks:
             if failed is not None:
                 ex = failed
             else:
-                ex = await self._exec(self.harness, src, self._limit(started), on_input=self._relay)
+                ex = await self.k.exec(self.k.harness, src, self.k.limit(started), on_input=self.relay.forward)
             if cell.execution_count is None:
                 cell.execution_count = ex.count
             outputs = list(ex.outputs)
-            if ex.state == "timeout" or self.relay_timeout:
-                outputs.append(timeout_error(self.s))
+            if ex.state == "timeout" or self.k.relay_timeout:
+                outputs.append(timeout_error(self.k.s))
             elif ex.state == "dead":
                 outputs.append(error_output("DeadKernelError", "O kernel do corretor parou durante este teste."))
             cell.outputs.extend(outputs)
             parts.append(TestPart(hidden=hidden, outputs=len(outputs),
-                                  passed=ex.state == "ok" and not self.relay_timeout, ran=True))
+                                  passed=ex.state == "ok" and not self.k.relay_timeout, ran=True))
             if ex.state == "dead":
-                self.harness_dead = True
-                self._status(Status.CRASHED, self._death(self.harness, f"célula {i + 1}",
+                self.k.harness_dead = True
+                self.k.status(Status.CRASHED, self.k.death(self.k.harness, f"célula {i + 1}",
                                                          "o kernel do corretor parou"))
                 return False
-            if ex.state == "timeout" or self.relay_timeout:
-                self._status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")
-                if ex.state == "timeout" and not await self._stop_runaway(self.harness, f"célula {i + 1}"):
-                    self.harness_dead = True
+            if ex.state == "timeout" or self.k.relay_timeout:
+                self.k.status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")
+                if ex.state == "timeout" and not await self.k.stop_runaway(self.k.harness, f"célula {i + 1}"):
+                    self.k.harness_dead = True
                 return False
             if ex.state == "error":
                 return False
         return True
 
-    async def _defer(self, i: int, cell, chunks: Chunks, parts: list[TestPart], started: float) -> bool:
+    async def defer(self, i: int, cell, chunks: Chunks, parts: list[TestPart], started: float) -> bool:
         """Guarda os nomes do teste no kernel do corretor e deixa `chunks` para o fim."""
         key = len(self.deferred)
-        ex = await self._exec(self.harness, f"{HARNESS_MODULE}.park({key}, globals())",
-                              min(10.0, self.deadline - time.monotonic()), client=self.relay_client, silent=True)
+        ex = await self.k.exec(self.k.harness, f"{HARNESS_MODULE}.park({key}, globals())",
+                              min(10.0, self.k.deadline - time.monotonic()), client=self.k.relay_client, silent=True)
         if ex.state != "ok":
-            self._harness_trouble("não guardou os nomes de um teste")
+            self.k.harness_trouble("não guardou os nomes de um teste")
             cell.outputs.append(error_output("CellNotExecuted", "A parte oculta deste teste não rodou: o "
                                              "corretor não guardou o estado deste teste."))
             parts.append(TestPart(hidden=chunks[0][0], outputs=1, passed=False, ran=False))
@@ -111,33 +115,33 @@ class DeferredParts:
         self.deferred.append(Deferred(i, cell, chunks, parts, time.monotonic() - started, key))
         return True
 
-    def _why_not_now(self, d: Deferred) -> str | None:
-        if self.student_dead or self.harness_dead:
+    def why_not_now(self, d: Deferred) -> str | None:
+        if self.k.student_dead or self.k.harness_dead:
             return "o kernel parou antes do fim do notebook"
-        if time.monotonic() >= self.deadline:
-            self._status(Status.TIMEOUT, f"limite de {self.s.notebook_timeout:g} s por notebook atingido "
+        if time.monotonic() >= self.k.deadline:
+            self.k.status(Status.TIMEOUT, f"limite de {self.k.s.notebook_timeout:g} s por notebook atingido "
                                          f"antes da parte oculta da célula {d.index + 1}")
             return "acabou o tempo do notebook"
         return None
 
-    async def _run_deferred(self) -> None:
+    async def run_all(self) -> None:
         """No fim do notebook: cada parte oculta pendente, na ordem das células, com os nomes
         que o teste tinha (`unpark`)."""
         for d in self.deferred:
-            self.cell_index = d.index
+            self.k.cell_index = d.index
             before = len(d.parts)
-            why = self._why_not_now(d)
+            why = self.why_not_now(d)
             if why is None:
-                self.relay_timeout = self.relay_killed = False
-                un = await self._exec(self.harness, f"{HARNESS_MODULE}.unpark({d.key}, globals())",
-                                      min(10.0, self.deadline - time.monotonic()), client=self.relay_client,
+                self.k.relay_timeout = self.k.relay_killed = False
+                un = await self.k.exec(self.k.harness, f"{HARNESS_MODULE}.unpark({d.key}, globals())",
+                                      min(10.0, self.k.deadline - time.monotonic()), client=self.k.relay_client,
                                       silent=True)
                 if un.state == "ok":
-                    await self._run_chunks(d.index, d.cell, d.chunks, d.parts, time.monotonic() - d.spent)
-                    if self.relay_killed:
-                        await self.student.kill()
+                    await self.run_chunks(d.index, d.cell, d.chunks, d.parts, time.monotonic() - d.spent)
+                    if self.k.relay_killed:
+                        await self.k.student.kill()
                 else:
-                    self._harness_trouble("não devolveu os nomes de um teste")
+                    self.k.harness_trouble("não devolveu os nomes de um teste")
                     why = "o corretor não recuperou o estado deste teste"
             if why is not None:
                 d.cell.outputs.append(error_output("CellNotExecuted", f"A parte oculta deste teste não rodou: {why}."))

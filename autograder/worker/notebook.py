@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
+from atencao.fmt import integer
 
 from ..core import gradeboard, nbmeta
 from . import cellcode, integrity
@@ -38,7 +39,6 @@ from .executor import ExecOutcome, execute_notebook
 from ..core.settings import ExecSettings
 from ..box.kernel import KernelStartError, SandboxKernel, harness_start_code, reset_harness, student_stub_code
 from ..core.results import NotebookResult, QuestionResult, Status, TestPart, worst
-from ..core.fmt import integer
 
 
 # O notebook entregue é lido no processo de correção, fora das cotas da caixa: quantas células

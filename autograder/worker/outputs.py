@@ -48,6 +48,11 @@ class LimitedClient(NotebookClient):
         self.clear_before_next_output = False
         return self
 
+    def reset(self) -> None:
+        """Zera as contas por célula (o total do notebook continua): uma chamada nova."""
+        self._ag_used.clear()
+        self._ag_cut.clear()
+
     def output(self, outs, msg, display_id, cell_index):
         content = msg.get("content", {})
         if msg.get("msg_type") == "error":

@@ -1,16 +1,18 @@
 """O repasse entre os dois kernels, fora deles (no processo de quem corrige).
 
 Cada pedido do kernel do corretor (`protocol.Request`) chega como um `input()` no canal
-stdin: `Relay._relay` o repassa ao kernel do aluno (`_autograder_student.serve`), com o
+stdin: `Relay.forward` o repassa ao kernel do aluno (`_autograder_student.serve`), com o
 prazo que resta à célula e a saída capturada (limitada), e devolve ao corretor o texto da
 resposta do aluno sem decodificá-lo (`protocol.Relayed`, com o id do pedido) ou uma
-`protocol.Failure`. `Relay._callback` leva ao kernel do corretor um pedido do aluno a um
+`protocol.Failure`. `Relay.callback` leva ao kernel do corretor um pedido do aluno a um
 objeto do corretor (uma função de teste, um modelo) como `protocol.Callback`.
 
 Tamanho: uma mensagem de um kernel acima de kernel.MAX_SOCKET_MESSAGE nem chega a este
 processo (o zmq corta a conexão: kernel.SandboxKernel.channel_lost); abaixo disso, todo
-texto é medido contra codec.MAX_BYTES antes de ser lido. Mistura de `executor._Run`: usa o
-estado dele (kernels, prazos, situação).
+texto é medido contra codec.MAX_BYTES antes de ser lido. O laço das células
+(`executor._Run`) tem um `Relay` e lhe passa `forward` como resposta aos `input()` do
+kernel do corretor; os dois leem e escrevem o mesmo estado, um `kernelpair.KernelPair`
+(kernels, prazos, situação).
 """
 
 from __future__ import annotations
@@ -22,18 +24,21 @@ from ..wire import codec, protocol
 from ..box.kernel import STUDENT_MODULE
 from ..wire.protocol import Blame, Callback, Failure, Flag, Relayed, Reply, Request
 from ..core.results import Status
+from .kernelpair import KernelPair
 
 
 class Relay:
-    """Os dois sentidos do repasse (métodos de `executor._Run`)."""
+    """Os dois sentidos do repasse: `forward` (corretor -> aluno) e `callback` (aluno -> corretor)."""
 
-    pending_id = ""          # o id do pedido do corretor em curso (o de um `Callback`)
+    def __init__(self, k: KernelPair):
+        self.k = k
+        self.pending_id = ""     # o id do pedido do corretor em curso (o de um `Callback`)
 
     def _flag(self, msg: Flag) -> str:
-        self.outcome.flags.append(f"{msg.reason[:500]} (célula {self.cell_index + 1})")
+        self.k.outcome.flags.append(f"{msg.reason[:500]} (célula {self.k.cell_index + 1})")
         return protocol.to_text(Reply(id=msg.id))
 
-    async def _relay(self, prompt: str, limit: float) -> str:
+    async def forward(self, prompt: str, limit: float) -> str:
         text = protocol.unprompt(prompt)
         if text is None:
             return protocol.to_text(Failure(id="", reason="entrada pelo teclado não é permitida na correção"))
@@ -43,16 +48,16 @@ class Relay:
             return protocol.to_text(Failure(id="", reason=f"pedido inválido do corretor ({e})", blame=Blame.GRADER))
         if isinstance(req, Flag):
             return self._flag(req)
-        if self.student_dead:
+        k = self.k
+        if k.student_dead:
             return protocol.to_text(Failure(id=req.id, reason="o kernel do seu notebook parou antes deste teste"))
         self.pending_id = req.id
-        self.relay_client._ag_used.clear()
-        self.relay_client._ag_cut.clear()
-        ex = await self._exec(self.student, f"{STUDENT_MODULE}.serve({text!r})", limit, client=self.relay_client,
-                              silent=True, user_expressions={"r": f"{STUDENT_MODULE}.reply"},
-                              on_input=self._callback)
+        k.relay_client.reset()
+        ex = await k.exec(k.student, f"{STUDENT_MODULE}.serve({text!r})", limit, client=k.relay_client,
+                          silent=True, user_expressions={"r": f"{STUDENT_MODULE}.reply"},
+                          on_input=self.callback)
         out = "".join(o.get("text", "") for o in ex.outputs if o.output_type == "stream")
-        failure = await self._relay_failure(ex)
+        failure = await self._failure(ex)
         if failure is None:
             answer = self._envelope(ex)
             if answer is None:
@@ -62,29 +67,30 @@ class Relay:
                 failure = (f"resposta maior que {codec.MAX_BYTES // 2**20} MiB", Blame.STUDENT)
             else:
                 if answer.raised == "MemoryError":
-                    self._status(Status.CRASHED, f"memória esgotada na célula {self.cell_index + 1}")
+                    k.status(Status.CRASHED, f"memória esgotada na célula {k.cell_index + 1}")
                 try:
                     return protocol.to_text(Relayed(id=req.id, text=answer.text, output=out))
                 except codec.NotData:
                     failure = (f"resposta maior que {codec.MAX_BYTES // 2**20} MiB", Blame.STUDENT)
         return protocol.to_text(Failure(id=req.id, reason=failure[0], blame=failure[1], output=out))
 
-    async def _relay_failure(self, ex) -> tuple[str, Blame] | None:
+    async def _failure(self, ex) -> tuple[str, Blame] | None:
         """O motivo (e de quem é) se a chamada ao aluno não terminou: tempo ou kernel morto."""
-        where = f"célula {self.cell_index + 1}"
+        k = self.k
+        where = f"célula {k.cell_index + 1}"
         if ex.state == "timeout":
-            self.relay_timeout = True
-            if not await self._stop_runaway(self.student, where):
-                self.student_dead = True
-                self.relay_killed = True
-            return (f"a sua função passou do limite de tempo ({self.s.cell_timeout:g} s por célula, "
-                    f"{self.s.notebook_timeout:g} s por notebook)", Blame.STUDENT)
+            k.relay_timeout = True
+            if not await k.stop_runaway(k.student, where):
+                k.student_dead = True
+                k.relay_killed = True
+            return (f"a sua função passou do limite de tempo ({k.s.cell_timeout:g} s por célula, "
+                    f"{k.s.notebook_timeout:g} s por notebook)", Blame.STUDENT)
         if ex.state == "dead":
-            self.student_dead = True
-            self._status(Status.CRASHED, self._death(self.student, where, "o kernel morreu"))
-            if self.student.lost:
-                self.relay_killed = True
-                return f"a resposta do seu notebook foi recusada: {self.student.lost}", Blame.STUDENT
+            k.student_dead = True
+            k.status(Status.CRASHED, k.death(k.student, where, "o kernel morreu"))
+            if k.student.lost:
+                k.relay_killed = True
+                return f"a resposta do seu notebook foi recusada: {k.student.lost}", Blame.STUDENT
             return ("o kernel do seu notebook morreu durante a chamada (os._exit, falha de memória ou de "
                     "segmentação)", Blame.STUDENT)
         return None
@@ -99,7 +105,7 @@ class Relay:
         except codec.BadWire:
             return None
 
-    async def _callback(self, prompt: str, limit: float) -> str:
+    async def callback(self, prompt: str, limit: float) -> str:
         """O aluno usa um objeto do corretor: o pedido vai ao kernel do corretor como `Callback`
         (resposta ao `input()` em que ele espera o pedido `pending_id`), e o próximo `input()`
         dele traz o `Reply`. Um pedido aninhado do corretor nesse meio recebe uma `Failure`
@@ -107,13 +113,14 @@ class Relay:
         text = protocol.unprompt(prompt)
         if text is None:
             return protocol.to_text(Failure(id="", reason="pedido inválido"))
-        if self.harness.send("stdin", protocol.to_text(Callback(id=self.pending_id, text=text))) is None \
-                and self.harness.lost:
+        harness = self.k.harness
+        if harness.send("stdin", protocol.to_text(Callback(id=self.pending_id, text=text))) is None \
+                and harness.lost:
             return protocol.to_text(Failure(id="", reason="o corretor não recebeu o pedido"))
         end = time.monotonic() + limit
         while time.monotonic() < end:
             try:
-                msg = await self.harness.read("stdin", end - time.monotonic())
+                msg = await harness.read("stdin", end - time.monotonic())
             except Empty:
                 break
             if msg is None:                     # fora do protocolo (harness.lost): o corretor para
@@ -130,9 +137,9 @@ class Relay:
             if isinstance(got, (Request, Flag)):
                 answer = self._flag(got) if isinstance(got, Flag) else protocol.to_text(Failure(
                     id=got.id, reason="o corretor não chama o seu notebook dentro de um pedido dele"))
-                self.harness.send("stdin", answer)
+                harness.send("stdin", answer)
                 continue
-            self._harness_trouble("respondeu fora do protocolo a um pedido do aluno")
+            self.k.harness_trouble("respondeu fora do protocolo a um pedido do aluno")
             return protocol.to_text(Failure(id="", reason="o corretor não respondeu ao pedido"))
-        self._harness_trouble("não respondeu a um pedido do aluno a tempo")
+        self.k.harness_trouble("não respondeu a um pedido do aluno a tempo")
         return protocol.to_text(Failure(id="", reason="o corretor não respondeu a tempo"))

@@ -111,7 +111,7 @@ def _student_says(reply_of):
 
 
 def _remote():
-    return harness_side.Remote({"id": 1, "kind": "function", "name": "f"})
+    return harness_side.Remote(wire.Handle(1, wire.STUDENT, "function", "f"))
 
 
 def test_a_student_error_comes_back_as_the_builtin(monkeypatch):
@@ -182,7 +182,7 @@ def test_the_student_stub_answers_with_the_request_id_and_refuses_another():
 
 
 def test_a_harness_object_refuses_a_reply_to_another_request(monkeypatch):
-    obj = student_stub.HarnessObject({"id": 5})
+    obj = student_stub.HarnessObject(wire.Handle(5, wire.HARNESS))
     monkeypatch.setattr(builtins, "input", lambda p: protocol.to_text(Reply(id="outro", value=wire.encode(1))))
     with pytest.raises(RuntimeError, match="não respondeu"):
         obj(1)
@@ -193,15 +193,78 @@ def test_a_harness_object_refuses_a_reply_to_another_request(monkeypatch):
     assert obj(1) == 1
 
 
+def test_a_handle_is_typed_on_both_sides_and_checked_when_it_arrives(monkeypatch):
+    """Uma alça atravessa como `codec.Handle` (número, lado, tipo, nome), nunca como um
+    dicionário solto; a que chega fora do formato é `BadWire`."""
+    monkeypatch.setattr(harness_side, "_local", {})
+    monkeypatch.setattr(harness_side, "_local_ids", {})
+    f = lambda x: x  # noqa: E731
+    enc = wire.encode([f], lambda obj: wire.Handle.of(7, wire.STUDENT, obj, "f"))
+    got = wire.decode(enc, lambda h: h)[0]
+    assert got == wire.Handle(7, wire.STUDENT, "function", "f")
+    assert wire.Handle.of(1, wire.HARNESS, int).kind == "class" and wire.Handle.of(1, wire.HARNESS, 3).kind == "object"
+    for bad in ({"t": "handle", "id": "7"}, {"t": "handle", "id": 7, "side": "outro"}):
+        with pytest.raises(wire.BadWire):
+            wire.decode(bad, lambda h: h)
+    # sem lado: é do aluno (o corretor faz dele um Remote); o nome vem cortado
+    remote = wire.decode({"t": "handle", "id": 3, "name": "x" * 500}, harness_side._from_handle)
+    assert isinstance(remote, harness_side.Remote) and remote._ag_handle.side == wire.STUDENT
+    assert len(remote._ag_handle.name) == 80
+    # a alça de um Remote que volta ao aluno é a mesma; a de um objeto do corretor é do corretor
+    assert harness_side._to_handle(remote) is remote._ag_handle
+    h = harness_side._to_handle(f)
+    assert h.side == wire.HARNESS and harness_side._from_handle(h) is f
+    assert isinstance(student_stub._from_handle(h), student_stub.HarnessObject)
+
+
+def test_both_proxies_share_one_base_and_ask_nothing_for_python_names(monkeypatch):
+    monkeypatch.setattr(builtins, "input", lambda p: pytest.fail(f"pediu ao outro kernel: {p[:80]}"))
+    for proxy in (_remote(), student_stub.HarnessObject(wire.Handle(5, wire.HARNESS))):
+        assert isinstance(proxy, protocol.Proxy)
+        for name in ("__wrapped__", "_repr_html_", "_ipython_display_"):
+            with pytest.raises(AttributeError):
+                getattr(proxy, name)
+
+
+def test_the_harness_serves_the_student_through_a_table(monkeypatch):
+    """O aluno usa um objeto do corretor: cada operação tem a sua entrada na tabela; atributo
+    privado, operação fora da tabela e alça desconhecida voltam como erro (só o tipo)."""
+    class Model:
+        scale = 3
+
+        def __call__(self, x):
+            return self.scale * x
+
+    monkeypatch.setattr(harness_side, "_local", {})
+    monkeypatch.setattr(harness_side, "_local_ids", {})
+    obj = [10, 20]
+    hm, hl = harness_side._to_handle(Model()).id, harness_side._to_handle(obj).id
+
+    def serve(op, target, **fields):
+        return harness_side._serve_callback(protocol.to_text(Request(op=op, target=target, **fields)))
+    assert wire.decode(serve(Op.CALL, hm, args=[wire.encode(2)]).value) == 6
+    assert wire.decode(serve(Op.ATTR, hm, name="scale").value) == 3
+    assert wire.decode(serve(Op.ITEM, hl, key=wire.encode(1)).value) == 20
+    assert wire.decode(serve(Op.ITER, hl).value) == [10, 20]
+    assert wire.decode(serve(Op.LEN, hl).value) == 2
+    assert set(harness_side._CALLBACK_OPS) == set(Op) - {Op.NAMES, Op.GET, Op.SETATTR}
+    for op, target, fields, error in [(Op.ATTR, hm, {"name": "__class__"}, "AttributeError"),
+                                      (Op.SETATTR, hm, {"name": "scale", "value": wire.encode(1)}, "BadWire"),
+                                      (Op.LEN, 12345, {}, "KeyError")]:
+        reply = serve(op, target, **fields)
+        assert reply.value is None and reply.error.type == error, (op, reply)
+        assert reply.error.message == "erro no objeto do corretor"
+
+
 # ----------------------------------------------------------------------------- executor
 
-class _Run(Relay):
-    """O estado de `executor._Run` que o repasse usa, com os kernels trocados por dublês."""
+class _Pair:
+    """O `KernelPair` que o repasse lê e escreve, com os kernels trocados por dublês."""
 
     def __init__(self, student_env=None, harness_msgs=()):
         self.student = SimpleNamespace(lost=None)
         self.student_dead = False
-        self.relay_client = SimpleNamespace(_ag_used=set(), _ag_cut=set())
+        self.relay_client = SimpleNamespace(reset=lambda: None)
         self.outcome = SimpleNamespace(flags=[])
         self.cell_index = 0
         self.statuses, self.troubles, self.sent = [], [], []
@@ -213,29 +276,33 @@ class _Run(Relay):
             return {"msg_type": "input_request", "parent_header": {}, "content": {"prompt": msgs.pop(0)}}
         self.harness = SimpleNamespace(lost=None, send=lambda ch, text: self.sent.append(text), read=read)
 
-    async def _exec(self, kernel, code, limit, **kw):
+    async def exec(self, kernel, code, limit, **kw):
         data = {"status": "ok", "data": {"application/json": self.student_env}}
         return SimpleNamespace(state="ok", outputs=[], reply={"user_expressions": {"r": data}})
 
-    def _status(self, status, detail):
+    def status(self, status, detail):
         self.statuses.append((status, detail))
 
-    def _harness_trouble(self, what):
+    def harness_trouble(self, what):
         self.troubles.append(what)
+
+
+def _relay(**kw) -> Relay:
+    return Relay(_Pair(**kw))
 
 
 def test_the_relay_passes_the_student_reply_on_unread_with_the_request_id():
     req = Request(op=Op.NAMES)
     text = protocol.to_text(Reply(id=req.id))
-    run = _Run(student_env={"text": text, "raised": None})
-    got = protocol.parse(run_async(run._relay(protocol.prompt(req), 5.0)), Relayed)
+    relay = _relay(student_env={"text": text, "raised": None})
+    got = protocol.parse(run_async(relay.forward(protocol.prompt(req), 5.0)), Relayed)
     assert got.id == req.id and got.text == text
 
 
 @pytest.mark.parametrize("env", [None, {"r": "{}", "erro": None}, {"text": 3}])
 def test_a_missing_or_malformed_envelope_is_a_grader_failure(env):
     req = Request(op=Op.NAMES)
-    got = protocol.parse(run_async(_Run(student_env=env)._relay(protocol.prompt(req), 5.0)), Failure)
+    got = protocol.parse(run_async(_relay(student_env=env).forward(protocol.prompt(req), 5.0)), Failure)
     assert got.id == req.id and got.blame is Blame.GRADER
 
 
@@ -247,7 +314,7 @@ def test_the_relay_refuses_an_oversize_reply_before_reading_it(monkeypatch):
     loads = json.loads
     seen = []
     monkeypatch.setattr(json, "loads", lambda s, *a, **k: (seen.append(len(s)), loads(s, *a, **k))[1])
-    got = protocol.parse(run_async(_Run(student_env={"text": big})._relay(protocol.prompt(req), 5.0)), Failure)
+    got = protocol.parse(run_async(_relay(student_env={"text": big}).forward(protocol.prompt(req), 5.0)), Failure)
     assert got.id == req.id and got.blame is Blame.STUDENT and "maior" in got.reason
     assert max(seen) < 1000, seen                 # só o pedido e a resposta curta foram lidos
 
@@ -260,15 +327,16 @@ def test_a_nested_request_during_a_callback_does_not_desynchronise_the_channel()
     nested = Request(op=Op.CALL, target=1)
     reply = Reply(id=student_req.id, value=wire.encode(4))
     flag = Flag(reason="algo a revisar")
-    run = _Run(harness_msgs=[protocol.prompt(nested), protocol.prompt(flag), protocol.prompt(reply)])
-    run.pending_id = "pedido-do-corretor"
-    out = run_async(run._callback(protocol.prompt(student_req), 5.0))
+    relay = _relay(harness_msgs=[protocol.prompt(nested), protocol.prompt(flag), protocol.prompt(reply)])
+    relay.pending_id = "pedido-do-corretor"
+    out = run_async(relay.callback(protocol.prompt(student_req), 5.0))
     assert protocol.parse(out, Reply) == reply
-    cb = protocol.parse(run.sent[0], Callback)
+    pair = relay.k
+    cb = protocol.parse(pair.sent[0], Callback)
     assert cb.id == "pedido-do-corretor" and cb.text == protocol.to_text(student_req)
-    refused = protocol.parse(run.sent[1], Failure)
+    refused = protocol.parse(pair.sent[1], Failure)
     assert refused.id == nested.id
-    assert protocol.parse(run.sent[2], Reply).id == flag.id and run.outcome.flags and not run.troubles
+    assert protocol.parse(pair.sent[2], Reply).id == flag.id and pair.outcome.flags and not pair.troubles
 
 
 # ----------------------------------------------------------------------------- limite do socket (H6)

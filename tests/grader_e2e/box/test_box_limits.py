@@ -89,7 +89,8 @@ async def _run(cells: list[str], limits: sandbox.Limits, files: dict[str, str] |
     run_dir, harness_dir = (Path(tempfile.mkdtemp(prefix="ag-teste-", dir="/tmp")) for _ in range(2))
     for d in (run_dir, harness_dir):
         d.chmod(0o755)
-        sandbox.prepare_run_dir(d)
+        for sub in ("trabalho", "home"):         # a pasta de um kernel: cwd e HOME
+            (d / sub).mkdir()
     for name, text in (files or {}).items():
         (run_dir / "trabalho" / name).write_text(text, encoding="utf-8")
     # células sem metadados do nbgrader: são do aluno e rodam no kernel dele; o do corretor só sobe

@@ -71,7 +71,8 @@ def _kernel(base: Path, name: str, zsock: str = "") -> SandboxKernel:
     kd = base / f"kernels-{name}"
     sandbox.write_kernel_spec(cfg, kd)
     run_dir = base / f"ag-teste-{name}"
-    sandbox.prepare_run_dir(run_dir)
+    for sub in ("trabalho", "home"):             # a pasta de um kernel: cwd e HOME
+        (run_dir / sub).mkdir(parents=True, exist_ok=True)
     (run_dir / "trabalho" / "entrega.txt").write_text("minha resposta")
     return SandboxKernel(run_dir, [str(kd)])
 

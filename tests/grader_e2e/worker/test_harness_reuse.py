@@ -515,7 +515,7 @@ CORRUPT = {**BOUNDARY_OK, "dobro": (
     "_S._Reply = _Corrompe\n"
     "def dobro(x):\n    if x is None:\n        raise ValueError('nada')\n    return 2 * x\n")}
 # imprime a alça da função do teste: o número não pode ser o mesmo em dois notebooks (M3)
-HANDLE = {**BOUNDARY_OK, "chama": "def chama(f, x):\n    print('alça:', object.__getattribute__(f, '_ag_id'))\n"
+HANDLE = {**BOUNDARY_OK, "chama": "def chama(f, x):\n    print('alça:', object.__getattribute__(f, '_ag_handle').id)\n"
                                   "    return f(x)\n"}
 
 

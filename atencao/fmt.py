@@ -1,12 +1,17 @@
-"""Números e durações: o único formatador do corretor e do bench/ (sem torch nem numpy).
+"""Números e durações em português do Brasil: o único formatador do repositório.
 
-`report`, `exports`, `feedback`, o executor e o progresso escrevem números e
-tempos só por aqui, então a nota "7,9" e o atraso "34 h 16 min" são os mesmos
-no grades.csv, na planilha do Moodle, no relatório e na página do aluno. As
-planilhas (CSV) são escritas por `readers/csvfile.py`.
+O livro (por `atencao.plots` e `atencao.medir`), o corretor (`autograder/`) e o bench/
+escrevem números e tempos só por aqui: a nota "7,9", o atraso "34 h 16 min", o "1.024"
+de um eixo e o "98,20" de uma tabela do bench seguem as mesmas regras (vírgula decimal,
+ponto de milhar). Só a biblioteca padrão: o corretor importa este módulo sem carregar o
+torch (`atencao/__init__.py` só importa o resto quando alguém o usa).
 """
 
 from __future__ import annotations
+
+import math
+
+__all__ = ["num", "integer", "fixed", "sci", "duration", "elapsed"]
 
 
 def num(x, decimal: str = ".") -> str:
@@ -24,9 +29,22 @@ def integer(n: int) -> str:
 
 def fixed(x: float, digits: int = 1) -> str:
     """Com casas fixas, vírgula decimal e ponto de milhar (médias do relatório, medições do
-    bench/): 7.26 → "7,3", 98.2012 com 2 casas → "98,20", 1234.5 → "1.234,5"."""
+    bench/, textos do livro): 7.26 → "7,3", 98.2012 com 2 casas → "98,20", 1234.5 → "1.234,5"."""
     s = f"{x:,.{digits}f}"
     return s.replace(",", "\0").replace(".", ",").replace("\0", ".")
+
+
+def sci(x: float, digits: int = 1) -> str:
+    """Notação científica para o texto: 1.2e-16 → "1,2 × 10⁻¹⁶"."""
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    e = int(math.floor(math.log10(abs(x))))
+    mant = x / 10**e
+    if round(abs(mant), digits) >= 10:  # 9,96 arredondaria para 10,0
+        mant, e = mant / 10, e + 1
+    sup = str(e).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{mant:.{digits}f}".replace(".", ",") + f" × 10{sup}"
 
 
 def duration(minutes: int) -> str:
