@@ -300,6 +300,8 @@ def cmd_certs(args) -> int:
           "copie para cada máquina só o que o comentário dela diz, na mesma pasta. Comandos:\n")
     print(tls.render_commands(tls.cluster_commands(out, host, args.port)), end="")
     return 0
+
+
 def _default_threshold() -> float:
     from .readers.class_insight import DEFAULT_THRESHOLD
     return DEFAULT_THRESHOLD

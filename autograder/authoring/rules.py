@@ -98,7 +98,7 @@ class _VigiaDeFuncoes(_ModoDeFuncoes):
 
 
 class _VigiaPelosNomes:
-    """Mistura para um observador que também vê as funções pelo nome (`ver_funcao`)."""
+    """Mistura: quem vigia as operações também vê as funções pelo nome (`ver_funcao`)."""
 
     def iniciar(self):
         super().iniciar()

@@ -397,6 +397,7 @@ def serial_resumed(turma, tmp_path_factory):
     ws = clone_prepared(turma["ws"], base / "ws")
     subs = base / "entregas"
     import shutil
+    shutil.copy(turma["ws"].root / "prazos.toml", ws / "prazos.toml")   # os mesmos prazos da turma
     for s in SERIAL:       # cópia, não link: links em entregas nunca são seguidos
         shutil.copytree(turma["subs"] / s / SLUG, subs / s / SLUG)
     # em série: as notas têm de ser as mesmas da turma corrigida com 2 processos
