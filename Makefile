@@ -118,8 +118,9 @@ PYTEST_ARGS ?=
 # As camadas lentas em processos do pytest-xdist, um arquivo inteiro por processo
 # (`--dist loadfile`: as fixtures de módulo e a turma de todos os cadernos, que mora num
 # arquivo só, são feitas uma vez). Mais processos que núcleos: boa parte do tempo dessas
-# camadas é espera (o pip, o Chromium desenhando, kernels e subprocessos subindo).
-SLOW_WORKERS ?= 3
+# camadas é espera (o pip e o disco, o Chromium desenhando, kernels e subprocessos subindo,
+# limites de tempo): numa rodada com 3 processos, a CPU ficou em ~1 dos 2 núcleos em média.
+SLOW_WORKERS ?= 4
 # `--no-loadscope-reorder`: os arquivos na ordem da coleta, os mais caros primeiro
 # (HEAVY_FILES em tests/conftest.py), não pelo número de testes de cada um.
 XDIST_GROUPS = -n $(SLOW_WORKERS) --dist loadfile --no-loadscope-reorder
