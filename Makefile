@@ -119,8 +119,9 @@ PYTEST_ARGS ?=
 # (`--dist loadfile`: as fixtures de módulo e a turma de todos os cadernos, que mora num
 # arquivo só, são feitas uma vez). Mais processos que núcleos: boa parte do tempo dessas
 # camadas é espera (o pip e o disco, o Chromium desenhando, kernels e subprocessos subindo,
-# limites de tempo): numa rodada com 3 processos, a CPU ficou em ~1 dos 2 núcleos em média.
-SLOW_WORKERS ?= 4
+# limites de tempo). Com 4 processos a rodada não ficou mais curta (1.174 s contra 1.120 s com 3,
+# em 2026-12-05): cada arquivo ficou ~36 % mais lento, e a memória chegou a 5,9 GB.
+SLOW_WORKERS ?= 3
 # `--no-loadscope-reorder`: os arquivos na ordem da coleta, os mais caros primeiro
 # (HEAVY_FILES em tests/conftest.py), não pelo número de testes de cada um.
 XDIST_GROUPS = -n $(SLOW_WORKERS) --dist loadfile --no-loadscope-reorder

@@ -152,8 +152,11 @@ def test_reading_the_solutions_works_without_sandbox(turma, tmp_path):
     import shutil          # cópia, não link: links em entregas nunca são seguidos
     shutil.copytree(turma["subs"] / "reads-solutions" / SLUG, one / "reads-solutions" / SLUG)
     ws = clone_prepared(turma["ws"], tmp_path / "ws")
+    # sem sandbox, a memória vira só RLIMIT_AS por processo, e o kernel do corretor importa torch
+    # e matplotlib sob o limite (na sandbox, o molde já os importou): com 1.024 MiB, a preparação
+    # ali dá MemoryError às vezes (visto em 2026-12-05); 2.048 MiB é o padrão do corretor
     p = run_cli("grade", one, "--workspace", ws, "--solutions", turma["sol"],
-                "--no-sandbox", "--no-feedback", "--no-report", *LIMITS)
+                "--no-sandbox", "--no-feedback", "--no-report", *LIMITS, "--memory", "2048")
     assert "SEM sandbox" in p.stderr
     row = read_csv(tmp_path / "ws" / "grades.csv")["reads-solutions"]
     assert float(row["score"]) == 2.0, row          # dobro passou: leu o gabarito
