@@ -122,7 +122,8 @@ def _csv_args(q):
 
 
 def _grade_parser(sub) -> None:
-    from .plan.runner import DEFAULTS
+    from .box.sandbox import Limits
+    DEFAULTS = Limits()
     g = sub.add_parser("grade", help="corrige as entregas de uma turma",
                        description="Corrige as entregas (pasta <aluno>/<tarefa>/<notebook>.ipynb ou "
                                    "zip do AVA) numa sandbox, em paralelo, retomando o que já foi feito.")
@@ -308,7 +309,8 @@ def _default_threshold() -> float:
 
 
 def _regrade_parsers(sub) -> None:
-    from .plan.runner import DEFAULTS
+    from .box.sandbox import Limits
+    DEFAULTS = Limits()
     r = sub.add_parser("regrade", help="corrige de novo só alguns alunos e tarefas e diz o que mudou",
                        description="Corrige de novo as entregas escolhidas (as que já estão em submitted/ "
                                    "do workspace), com as mesmas entradas ocultas, depois de um teste "
@@ -511,7 +513,7 @@ def cmd_grade(args) -> int:
     interrompida deixou (pastas de kernel, cgroups) e avisa uma vez se não há cgroup."""
     from .core.workspace import Workspace
     from .plan.lock import WorkspaceBusy, clean_leftovers, hold
-    from .plan.runner import box_warning
+    from .box.sandbox import box_warning
     ws = Workspace(args.workspace, args.solutions)
     root = ws.root
     try:
@@ -529,10 +531,19 @@ def cmd_grade(args) -> int:
         return _err(e)
 
 
+def grade_options(submissions, *, cell_timeout: float, notebook_timeout: float, **rest):
+    """As opções de `run_grade` (plan/runner.py, `GradeOptions`) a partir dos argumentos."""
+    from .core.settings import ExecSettings
+    from .plan.runner import GradeOptions
+    return GradeOptions(submissions=Path(submissions), **rest,
+                        settings=ExecSettings(cell_timeout=cell_timeout, notebook_timeout=notebook_timeout))
+
+
 def _cmd_grade(args) -> int:
     from .core.workspace import Workspace
     from .core.deadlines import load_deadlines
-    from .plan.runner import GradeError, grade_options, run_grade, say
+    from .box.sandbox import Limits
+    from .plan.runner import GradeError, run_grade, say
 
     ws = Workspace(args.workspace, args.solutions)
     if args.cell_timeout is None:
@@ -540,8 +551,9 @@ def _cmd_grade(args) -> int:
         args.cell_timeout = float(repo_config().Execute.get("timeout", 30) or 30)
     opts = grade_options(
         args.submissions, assignments=args.assignment, jobs=args.jobs, cell_timeout=args.cell_timeout,
-        notebook_timeout=args.notebook_timeout, memory_mib=args.memory, cpus=args.cpus, nproc=args.max_processes,
-        disk_mib=args.disk, use_sandbox=not args.no_sandbox, use_zygote=not args.no_zygote, pattern=args.pattern, tz=args.timezone,
+        notebook_timeout=args.notebook_timeout, limits=Limits(memory_mib=args.memory, cpus=args.cpus,
+                                                              nproc=args.max_processes, disk_mib=args.disk),
+        use_sandbox=not args.no_sandbox, use_zygote=not args.no_zygote, pattern=args.pattern, tz=args.timezone,
         worksheets=args.moodle_worksheet,
         deadlines=args.deadline, redo=args.force, tty=False if args.no_progress else None,
         scheduler=args.scheduler, tls=args.tls, insecure_cluster=args.insecure_cluster,
@@ -650,7 +662,8 @@ def cmd_regrade(args) -> int:
 
     from .core.workspace import Workspace, repo_config
     from .plan.lock import WorkspaceBusy, clean_leftovers, hold
-    from .plan.runner import DEFAULTS, GradeError, grade_options, run_grade, say
+    from .box.sandbox import Limits
+    from .plan.runner import GradeError, run_grade, say
     from .readers.csvfile import csv_format
     from .readers.regrade import diff_rows, write_regrade_csv
     from .store.result_files import read_result
@@ -670,8 +683,7 @@ def cmd_regrade(args) -> int:
                 run_grade(ws, grade_options(
                     ws.root / "submitted", assignments=[a], students=students, regrade=True, redo=True,
                     jobs=args.jobs, cell_timeout=cell_timeout, notebook_timeout=args.notebook_timeout,
-                    memory_mib=args.memory, nproc=DEFAULTS.nproc, disk_mib=DEFAULTS.disk_mib,
-                    use_sandbox=not args.no_sandbox, tty=False))
+                    limits=Limits(memory_mib=args.memory), use_sandbox=not args.no_sandbox, tty=False))
     except (WorkspaceBusy, GradeError, ValueError, OSError) as e:
         return _err(e)
     rows = []

@@ -37,8 +37,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "insight": (),
     # o processo que planeja: o que corrigir, o Dask, os resultados; confere e limpa a sandbox
     "plan": ("core", "collect", "store", "worker.tasks", "box.sandbox"),
-    # a linha de comando
-    "cli": ("core", "plan", "readers", "store", "authoring"),
+    # a linha de comando (da sandbox, só os limites padrão e o aviso de máquina sem cgroup)
+    "cli": ("core", "plan", "readers", "store", "authoring", "box.sandbox"),
     "__main__": ("cli",),
     "release": ("authoring",),
     "layers": (),

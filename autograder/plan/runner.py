@@ -95,26 +95,6 @@ class RunSummary:
     failures: list[str] = field(default_factory=list)
 
 
-# Os limites padrão de cada notebook (para a ajuda da linha de comando, que não importa a sandbox).
-DEFAULTS = sandbox.Limits()
-
-
-def box_warning() -> str | None:
-    """O aviso, uma vez por correção, de que os limites não têm cgroup nesta máquina."""
-    return sandbox.box_warning()
-
-
-def grade_options(submissions: Path, *, cell_timeout: float, notebook_timeout: float,
-                  memory_mib: int, nproc: int, disk_mib: int, cpus: float = sandbox.Limits.cpus,
-                  **rest) -> GradeOptions:
-    """As opções de `run_grade` a partir de números simples: quem chama (a linha de comando)
-    não precisa conhecer o executor nem a sandbox."""
-    return GradeOptions(
-        submissions=Path(submissions),
-        settings=ExecSettings(cell_timeout=cell_timeout, notebook_timeout=notebook_timeout),
-        limits=sandbox.Limits(memory_mib=memory_mib, nproc=nproc, disk_mib=disk_mib, cpus=cpus), **rest)
-
-
 def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from ..box.kernel import HARNESS_MODULE
 from ..core.results import Status, TestPart
+from .kernelpair import ExecState
 from .outputs import error_output, timeout_error
 
 Chunks = list[tuple[bool | None, str]]
@@ -80,24 +81,24 @@ class DeferredParts:
             if cell.execution_count is None:
                 cell.execution_count = ex.count
             outputs = list(ex.outputs)
-            if ex.state == "timeout" or self.k.relay_timeout:
+            if ex.state is ExecState.TIMEOUT or self.k.relay_timeout:
                 outputs.append(timeout_error(self.k.s))
-            elif ex.state == "dead":
+            elif ex.state is ExecState.DEAD:
                 outputs.append(error_output("DeadKernelError", "O kernel do corretor parou durante este teste."))
             cell.outputs.extend(outputs)
             parts.append(TestPart(hidden=hidden, outputs=len(outputs),
-                                  passed=ex.state == "ok" and not self.k.relay_timeout, ran=True))
-            if ex.state == "dead":
+                                  passed=ex.state is ExecState.OK and not self.k.relay_timeout, ran=True))
+            if ex.state is ExecState.DEAD:
                 self.k.harness_dead = True
                 self.k.status(Status.CRASHED, self.k.death(self.k.harness, f"célula {i + 1}",
                                                          "o kernel do corretor parou"))
                 return False
-            if ex.state == "timeout" or self.k.relay_timeout:
+            if ex.state is ExecState.TIMEOUT or self.k.relay_timeout:
                 self.k.status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")
-                if ex.state == "timeout" and not await self.k.stop_runaway(self.k.harness, f"célula {i + 1}"):
+                if ex.state is ExecState.TIMEOUT and not await self.k.stop_runaway(self.k.harness, f"célula {i + 1}"):
                     self.k.harness_dead = True
                 return False
-            if ex.state == "error":
+            if ex.state is ExecState.ERROR:
                 return False
         return True
 
@@ -106,7 +107,7 @@ class DeferredParts:
         key = len(self.deferred)
         ex = await self.k.exec(self.k.harness, f"{HARNESS_MODULE}.park({key}, globals())",
                               min(10.0, self.k.deadline - time.monotonic()), client=self.k.relay_client, silent=True)
-        if ex.state != "ok":
+        if ex.state is not ExecState.OK:
             self.k.harness_trouble("não guardou os nomes de um teste")
             cell.outputs.append(error_output("CellNotExecuted", "A parte oculta deste teste não rodou: o "
                                              "corretor não guardou o estado deste teste."))
@@ -136,7 +137,7 @@ class DeferredParts:
                 un = await self.k.exec(self.k.harness, f"{HARNESS_MODULE}.unpark({d.key}, globals())",
                                       min(10.0, self.k.deadline - time.monotonic()), client=self.k.relay_client,
                                       silent=True)
-                if un.state == "ok":
+                if un.state is ExecState.OK:
                     await self.run_chunks(d.index, d.cell, d.chunks, d.parts, time.monotonic() - d.spent)
                     if self.k.relay_killed:
                         await self.k.student.kill()

@@ -56,7 +56,7 @@ from ..core.settings import ExecSettings
 from ..core.student_seed import SEED_ENV
 from .cellcode import (CodeNames, compiles, instructor_cells, instructor_names, is_instructor_code, is_test,
                        split_hidden, student_definitions, syntax_error)
-from .kernelpair import Exec, ExecOutcome, KernelPair
+from .kernelpair import Exec, ExecOutcome, ExecState, KernelPair
 from .outputs import (MAX_CELL_OUTPUT, MAX_NOTEBOOK_OUTPUT, MAX_RELAY_OUTPUT, LimitedClient, error_output,
                       timeout_error)
 from .deferred import DeferredParts, finish, split_deferred
@@ -125,15 +125,15 @@ class _Run:
             bind = await self.k.exec(self.k.harness, f"{HARNESS_MODULE}.bind(globals(), {wanted!r})",
                                      limit(), client=self.k.relay_client, silent=True,
                                      on_input=self.relay.forward)
-            h = bind if bind.state != "ok" else await self.k.exec(
+            h = bind if bind.state is not ExecState.OK else await self.k.exec(
                 self.k.harness, cell.source, limit(), client=self.k.relay_client, on_input=self.relay.forward)
             if self.k.relay_killed:
                 await self.k.student.kill()
         stopped = "o kernel do corretor parou"
-        if h.state == "timeout" and not await self.k.stop_runaway(self.k.harness, f"célula {i + 1}"):
+        if h.state is ExecState.TIMEOUT and not await self.k.stop_runaway(self.k.harness, f"célula {i + 1}"):
             self.k.harness_dead = True
             self.k.status(Status.CRASHED, self.k.death(self.k.harness, f"célula {i + 1}", stopped))
-        elif h.state == "dead":
+        elif h.state is ExecState.DEAD:
             self.k.harness_dead = True
             self.k.status(Status.CRASHED, self.k.death(self.k.harness, f"célula {i + 1}", stopped))
 
@@ -149,14 +149,14 @@ class _Run:
         (aninhamento fundo demais), não de memória esgotada: é o erro de sintaxe já anotado."""
         if compiled and any(o.output_type == "error" and o.get("ename") == "MemoryError" for o in ex.outputs):
             self.k.status(Status.CRASHED, f"memória esgotada na célula {i + 1}")
-        if ex.state == "dead":
+        if ex.state is ExecState.DEAD:
             self.k.status(Status.CRASHED, self.k.death(self.k.student, f"célula {i + 1}", "o kernel morreu"))
             why = (f"{self.k.student.lost[:1].upper()}{self.k.student.lost[1:]}." if self.k.student.lost else
                    "O kernel morreu durante esta célula (o processo terminou de repente: os._exit, falha de "
                    "memória ou de segmentação).")
             ex.outputs.append(error_output("DeadKernelError", why))
             self.k.student_dead = True
-        elif ex.state == "timeout":
+        elif ex.state is ExecState.TIMEOUT:
             self.k.status(Status.TIMEOUT, f"tempo-limite na célula {i + 1}")
             ex.outputs.append(timeout_error(self.k.s))
             if time.monotonic() >= self.k.deadline or not await self.k.stop_runaway(self.k.student, f"célula {i + 1}"):
@@ -179,14 +179,15 @@ class _Run:
             chunks = [(None, cell.source)]          # parte não compila sozinha: roda inteira
         parts: list[TestPart] = []
         self.k.relay_timeout = self.k.relay_killed = False
-        bind = Exec([], "ok") if not wanted else await self.k.exec(
+        bind = Exec([], ExecState.OK) if not wanted else await self.k.exec(
             self.k.harness, f"{HARNESS_MODULE}.bind(globals(), {wanted!r})", self.k.limit(started),
             client=self.k.relay_client, silent=True, on_input=self.relay.forward)
         # a parte oculta roda no fim do notebook (deferred.py); sem os nomes do aluno, a primeira
         # parte falha com o motivo e nada fica para depois
         failed = None
-        if bind.state != "ok":
-            failed = Exec(list(bind.outputs), bind.state if bind.state in ("timeout", "dead") else "error")
+        if bind.state is not ExecState.OK:
+            failed = Exec(list(bind.outputs),
+                          bind.state if bind.state in (ExecState.TIMEOUT, ExecState.DEAD) else ExecState.ERROR)
             if not any(o.output_type == "error" for o in failed.outputs):
                 failed.outputs.append(error_output("StudentKernelFailure", "não foi possível ler os nomes do seu notebook."))
         now, later = split_deferred(chunks) if failed is None else (chunks, [])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import Enum
 from queue import Empty
 
 import nbformat
@@ -38,12 +39,21 @@ class ExecOutcome:
     harness_trouble: list[str] = field(default_factory=list)
 
 
+class ExecState(str, Enum):
+    """Como terminou uma execução num kernel."""
+
+    OK = "ok"               # respondeu sem erro
+    ERROR = "error"         # respondeu com erro (exceção, ou status de erro sem saída de erro)
+    TIMEOUT = "timeout"     # o prazo acabou antes da resposta
+    DEAD = "dead"           # o kernel morreu ou a conexão foi cortada
+
+
 @dataclass
 class Exec:
     """O que uma execução num kernel deu: as saídas e como terminou."""
 
     outputs: list
-    state: str                  # ok | error | timeout | dead
+    state: ExecState
     count: int | None = None
     reply: dict | None = None
 
@@ -83,8 +93,8 @@ class KernelPair:
     async def exec(self, kernel: SandboxKernel, code: str, limit: float, **kw) -> Exec:
         """Executa `code` no kernel (ver `_exec_raw`); anota o que acontece com o do corretor."""
         ex = await self._exec_raw(kernel, code, limit, **kw)
-        if kernel is self.harness and ex.state in ("timeout", "dead"):
-            self.harness_trouble("tempo estourado" if ex.state == "timeout" else "kernel morreu")
+        if kernel is self.harness and ex.state in (ExecState.TIMEOUT, ExecState.DEAD):
+            self.harness_trouble("tempo estourado" if ex.state is ExecState.TIMEOUT else "kernel morreu")
         if kernel is self.harness and self.relay_timeout:
             self.harness_trouble("a função do aluno estourou o tempo durante um teste")
         return ex
@@ -100,14 +110,14 @@ class KernelPair:
         cell = nbformat.NotebookNode(cell_type="code", execution_count=None, metadata=nbformat.NotebookNode(),
                                      outputs=[], source=code)
         if limit <= 0.05:
-            return Exec([], "timeout")
+            return Exec([], ExecState.TIMEOUT)
         client.clear_before_next_output = False
         msg_id = kernel.send("shell", code, silent=silent, store_history=not silent,
                              user_expressions=user_expressions or {}, allow_stdin=on_input is not None,
                              stop_on_error=False)
         if msg_id is None:
             await kernel.settle_lost()
-            return Exec([], "dead")        # a conexão com o kernel foi cortada (kernel.lost)
+            return Exec([], ExecState.DEAD)        # a conexão com o kernel foi cortada (kernel.lost)
         poller = zmq.asyncio.Poller()
         channels = {kc.iopub_channel.socket: "iopub", kc.shell_channel.socket: "shell"}
         if on_input is not None:
@@ -119,13 +129,13 @@ class KernelPair:
         while not (reply is not None and idle):
             now = time.monotonic()
             if now >= end:
-                return Exec(cell.outputs, "timeout", cell.get("execution_count"))
+                return Exec(cell.outputs, ExecState.TIMEOUT, cell.get("execution_count"))
             if now >= next_alive:
                 next_alive = now + 0.5
                 if kernel.channel_lost():
                     await kernel.settle_lost()
                 if kernel.lost or kernel.exited or not await kernel.is_alive():
-                    return Exec(cell.outputs, "dead", cell.get("execution_count"))
+                    return Exec(cell.outputs, ExecState.DEAD, cell.get("execution_count"))
             events = dict(await poller.poll(timeout=int(min(end - now, 0.5) * 1000) + 1))
             for sock, channel in channels.items():
                 if sock not in events:
@@ -135,7 +145,7 @@ class KernelPair:
                 except Empty:
                     continue
                 if msg is None:                     # fora do protocolo: kernel.lost diz por quê
-                    return Exec(cell.outputs, "dead", cell.get("execution_count"))
+                    return Exec(cell.outputs, ExecState.DEAD, cell.get("execution_count"))
                 if msg["parent_header"].get("msg_id") != msg_id:
                     continue
                 kind = msg["msg_type"]
@@ -148,7 +158,7 @@ class KernelPair:
                         idle = True
                     except Exception as e:  # noqa: BLE001 - conteúdo que o nbclient não entende
                         await kernel.refuse(channel, f"{msg['msg_type']} ilegível ({type(e).__name__})")
-                        return Exec(cell.outputs, "dead", cell.get("execution_count"))
+                        return Exec(cell.outputs, ExecState.DEAD, cell.get("execution_count"))
                 elif kind == "input_request":
                     started = time.monotonic()
                     value = await on_input(msg["content"].get("prompt", ""), end - started)
@@ -156,14 +166,14 @@ class KernelPair:
                         end = max(end, time.monotonic() + self.s.interrupt_grace)
                     if kernel.send("stdin", value) is None and kernel.lost:
                         await kernel.settle_lost()
-                        return Exec(cell.outputs, "dead", cell.get("execution_count"))
+                        return Exec(cell.outputs, ExecState.DEAD, cell.get("execution_count"))
         count = reply.get("execution_count") if isinstance(reply.get("execution_count"), int) else None
         ok = reply.get("status") == "ok" and not any(o.output_type == "error" for o in cell.outputs)
         if not ok and not any(o.output_type == "error" for o in cell.outputs):
             # erro sem saída de erro (saída silenciada): ainda é erro, e o nbgrader precisa vê-lo
             cell.outputs.append(error_output(str(reply.get("ename") or "Erro"),
                                        "a célula terminou com erro (sem mensagem de erro)."))
-        return Exec(cell.outputs, "ok" if ok else "error", count, reply)
+        return Exec(cell.outputs, ExecState.OK if ok else ExecState.ERROR, count, reply)
 
     async def _responsive(self, kernel: SandboxKernel, timeout: float) -> bool:
         if not await kernel.is_alive():

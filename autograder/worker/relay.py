@@ -24,7 +24,7 @@ from ..wire import codec, protocol
 from ..box.kernel import STUDENT_MODULE
 from ..wire.protocol import Blame, Callback, Failure, Flag, Relayed, Reply, Request
 from ..core.results import Status
-from .kernelpair import KernelPair
+from .kernelpair import ExecState, KernelPair
 
 
 class Relay:
@@ -78,14 +78,14 @@ class Relay:
         """O motivo (e de quem é) se a chamada ao aluno não terminou: tempo ou kernel morto."""
         k = self.k
         where = f"célula {k.cell_index + 1}"
-        if ex.state == "timeout":
+        if ex.state is ExecState.TIMEOUT:
             k.relay_timeout = True
             if not await k.stop_runaway(k.student, where):
                 k.student_dead = True
                 k.relay_killed = True
             return (f"a sua função passou do limite de tempo ({k.s.cell_timeout:g} s por célula, "
                     f"{k.s.notebook_timeout:g} s por notebook)", Blame.STUDENT)
-        if ex.state == "dead":
+        if ex.state is ExecState.DEAD:
             k.student_dead = True
             k.status(Status.CRASHED, k.death(k.student, where, "o kernel morreu"))
             if k.student.lost:

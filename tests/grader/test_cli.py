@@ -40,9 +40,10 @@ def test_flags_are_english_and_the_portuguese_spellings_still_work():
                         "--sem-relatorio", "--sem-barra", "--sem-sandbox", "--solucoes", "s")
     assert vars(english) == vars(portuguese)
     assert english.cpus == 0.5 and _parse("grade", "e/", "--workspace", "w").cpus == 1.0
-    from autograder.plan.runner import grade_options
-    assert grade_options(Path("e"), cell_timeout=1, notebook_timeout=1, memory_mib=64, nproc=4, disk_mib=8,
-                         cpus=english.cpus).limits.cpus == 0.5
+    from autograder.box.sandbox import Limits
+    from autograder.cli import grade_options
+    assert grade_options(Path("e"), cell_timeout=1, notebook_timeout=1,
+                         limits=Limits(memory_mib=64, nproc=4, disk_mib=8, cpus=english.cpus)).limits.cpus == 0.5
     assert english.memory == 512 and english.max_processes == 9 and english.deadline == ["a=2025-01-01 10:00"]
     both = _parse("grade", "e/", "--workspace", "w", "--deadline", "a=1", "--prazo", "b=2")
     assert both.deadline == ["a=1", "b=2"]
@@ -66,7 +67,9 @@ def test_help_shows_only_the_english_flags_in_portuguese(capsys):
 def test_grading_a_zip_whose_notebooks_do_not_say_the_assignment_stops_before_grading(tmp_path):
     """H5 no comando: sem --assignment nem prazo, um caderno que não diz a tarefa para tudo
     com um erro em português (antes de preparar ou corrigir qualquer coisa)."""
-    from autograder.plan.runner import GradeError, grade_options, run_grade
+    from autograder.box.sandbox import Limits
+    from autograder.cli import grade_options
+    from autograder.plan.runner import GradeError, run_grade
     sol = tmp_path / "solucoes"
     for a in COURSE:
         (sol / a).mkdir(parents=True)
@@ -74,7 +77,7 @@ def test_grading_a_zip_whose_notebooks_do_not_say_the_assignment_stops_before_gr
     z = _zip(tmp_path / "m.zip", {f"Maria Silva_101_assignsubmission_file_/{A2}.ipynb": NB,
                                   "Maria Silva_202_assignsubmission_file_/meu caderno (1).ipynb": NB})
     ws = Workspace(tmp_path / "ws", sol)
-    opts = grade_options(z, cell_timeout=1, notebook_timeout=1, memory_mib=64, nproc=4, disk_mib=8,
+    opts = grade_options(z, cell_timeout=1, notebook_timeout=1, limits=Limits(memory_mib=64, nproc=4, disk_mib=8),
                          use_sandbox=False)
     with pytest.raises(GradeError, match=r"(?s)1 arquivo\(s\) de entrega sem tarefa conhecida.*meu caderno "
                                          r"\(1\)\.ipynb.*--assignment TAREFA.*Nada foi corrigido"):
