@@ -159,46 +159,43 @@ def _wrong(slug) -> nbformat.NotebookNode:
     return nb
 
 
-def _autograde_course(course: Path, slug: str) -> dict[str, tuple]:
-    """Um curso do nbgrader só para `slug` (gradebook próprio): generate_assignment, as
-    entregas de STUDENTS e autograde, pela linha de comando do nbgrader, como um professor."""
-    shutil.copytree(ROOT / "solutions" / slug, course / "source" / slug)
-    db = f"sqlite:///{course / 'gradebook.db'}"
-    common = [f"--CourseDirectory.root={course}", f"--CourseDirectory.db_url={db}", "--log-level=ERROR"]
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", slug, "--force", *common],
-                   check=True, capture_output=True, cwd=course, env=release.nbgrader_env())
-    makers = {"solucao": _source_nb, "errado": _wrong}
-    for student in STUDENTS:
-        dest = course / "submitted" / student / slug / f"{slug}.ipynb"
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(makers[student](slug), dest)
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", slug, "--force", *common,
-                           "--Execute.timeout=120"], capture_output=True, text=True, cwd=course,
-                          env=release.nbgrader_env())
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    from nbgrader.api import Gradebook
-
-    scores = {}
-    with Gradebook(db) as gb:
-        for student in STUDENTS:
-            sub = gb.find_submission(slug, student)
-            # Só a nota automática: as perguntas abertas ficam para o professor.
-            auto_max = sum(g.max_score for nb in sub.notebooks for g in nb.grades if g.auto_score is not None)
-            scores[slug, student] = (sub.code_score, auto_max, sub.needs_manual_grade)
-    return scores
+def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """Um comando do nbgrader no curso `course`, pela linha de comando, como um professor."""
+    common = [f"--CourseDirectory.root={course}", f"--CourseDirectory.db_url=sqlite:///{course / 'gradebook.db'}",
+              "--log-level=ERROR"]
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", *args, *common], capture_output=True, text=True,
+                          cwd=course, env=release.nbgrader_env())
+    assert proc.returncode == 0, f"nbgrader {' '.join(args)} saiu com {proc.returncode}:\n{proc.stdout}{proc.stderr}"
+    return proc
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Cada tarefa num curso próprio, dois de cada vez (quase todo o tempo é o kernel de cada
-    caderno subindo e rodando: dois cursos lado a lado usam os 2 núcleos da CI)."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Um curso do nbgrader com todas as tarefas (gradebook próprio): `generate_assignment` e
+    `autograde` de todas de uma vez ("*", o padrão de nomes do nbgrader) com as entregas de
+    STUDENTS. Dois comandos, não dois por tarefa: quase todo o resto do tempo é o kernel de cada
+    caderno subindo e rodando."""
+    from nbgrader.api import Gradebook
 
-    base = tmp_path_factory.mktemp("cursos")
+    course = tmp_path_factory.mktemp("curso")
+    for slug in SLUGS:
+        shutil.copytree(ROOT / "solutions" / slug, course / "source" / slug)
+    _nbgrader(course, "generate_assignment", "*", "--force")
+    makers = {"solucao": _source_nb, "errado": _wrong}
+    for slug in SLUGS:
+        for student in STUDENTS:
+            dest = course / "submitted" / student / slug / f"{slug}.ipynb"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(makers[student](slug), dest)
+    _nbgrader(course, "autograde", "*", "--force", "--Execute.timeout=120")
     scores = {}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for part in pool.map(lambda slug: _autograde_course(base / slug, slug), SLUGS):
-            scores.update(part)
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for slug in SLUGS:
+            for student in STUDENTS:
+                sub = gb.find_submission(slug, student)
+                # Só a nota automática: as perguntas abertas ficam para o professor.
+                auto_max = sum(g.max_score for nb in sub.notebooks for g in nb.grades if g.auto_score is not None)
+                scores[slug, student] = (sub.code_score, auto_max, sub.needs_manual_grade)
     return scores
 
 
