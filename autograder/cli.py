@@ -614,9 +614,8 @@ def main(argv: list[str] | None = None, client=None) -> int:
     usado por `grade` no lugar de --jobs/--scheduler; quem o criou o fecha."""
     import os
 
-    from .core.workspace import REPO, REPO_ENV
-    # o nbgrader chama `alembic` pelo PATH ao criar um gradebook
-    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    from .core.workspace import REPO, REPO_ENV, nbgrader_in_process
+    nbgrader_in_process()        # um gradebook novo sem o subprocesso `alembic` (nem o PATH dele)
     os.environ.setdefault(REPO_ENV, str(REPO))     # o nbgrader_config.py do workspace acha o clone
     args = build_parser().parse_args(argv)
     args.client = client

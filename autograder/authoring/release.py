@@ -23,6 +23,7 @@ from pathlib import Path
 import nbformat
 
 from .. import fontes
+from ..core.workspace import nbgrader_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,15 +91,8 @@ def generate(slugs: list[str], out_root: Path = ROOT) -> list[Path]:
             "Application.log_level": "WARN",
         })
         api = NbGraderAPI(CourseDirectory(config=config), config=config)
-        path_before = os.environ.get("PATH")
-        os.environ["PATH"] = nbgrader_env()["PATH"]     # o nbgrader chama `alembic` pelo PATH
-        try:
-            written += _generate_each(api, slugs, out_root)
-        finally:
-            if path_before is None:
-                os.environ.pop("PATH", None)
-            else:
-                os.environ["PATH"] = path_before
+        nbgrader_in_process()        # o gradebook novo sem o subprocesso `alembic` (nem o PATH dele)
+        written += _generate_each(api, slugs, out_root)
     return written
 
 

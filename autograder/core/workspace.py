@@ -24,6 +24,7 @@ restauração (OverwriteCells...) e de notas (SaveAutoGrades), e o gradebook.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -103,6 +104,29 @@ def nbgrader_config(root: Path, db_url: str | None = None) -> Config:
 def _quiet_nbgrader():
     for name in ("NbGraderAPI", "GenerateAssignment", "traitlets", "nbgrader"):
         logging.getLogger(name).setLevel(logging.ERROR)
+
+
+@functools.cache
+def gradebook_schema_head() -> str:
+    """A revisão do esquema do gradebook do nbgrader instalado (a última migração dele).
+
+    Ao criar um gradebook novo, o nbgrader (`nbgrader.api.get_alembic_version`) a pergunta a
+    um subprocesso `alembic heads`: um Python novo que importa o alembic e o SQLAlchemy (~2 s
+    de CPU) e que precisa do `alembic` no PATH. Aqui ela sai das mesmas migrações, que vêm
+    com o nbgrader, pela API do alembic neste processo."""
+    import nbgrader
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(nbgrader.__file__).parent / "alembic"))
+    return ScriptDirectory.from_config(cfg).get_current_head()
+
+
+def nbgrader_in_process() -> None:
+    """O nbgrader deste processo cria gradebooks sem subprocesso (`gradebook_schema_head`)."""
+    import nbgrader.api
+    nbgrader.api.get_alembic_version = gradebook_schema_head
 
 
 def tree_hash(path: Path) -> str:
@@ -291,6 +315,7 @@ class Workspace:
             from nbgrader.apps import NbGraderAPI
             from nbgrader.coursedir import CourseDirectory
             _quiet_nbgrader()
+            nbgrader_in_process()
             cfg = nbgrader_config(self.root, self.db_url)
             api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
             for a, h in todo:

@@ -34,3 +34,18 @@ def test_a_new_name_is_never_overwritten_by_an_old_one(tmp_path):
     (state / "resultados" / "velho.json").write_text("{}", encoding="utf-8")
     Workspace(tmp_path)
     assert (state / "resultados" / "velho.json").exists() and not any((state / "results").iterdir())
+
+
+def test_gradebook_schema_head_is_the_one_nbgrader_asks_alembic_for():
+    """A revisão lida no próprio processo é a que o nbgrader obteria do subprocesso `alembic heads`
+    (o que `nbgrader.api.get_alembic_version` roda, com o mesmo alembic.ini temporário)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    from autograder.core.workspace import gradebook_schema_head
+    with _temp_alembic_ini("sqlite:////tmp/gradebook.db") as ini:
+        out = subprocess.check_output([str(Path(sys.executable).parent / "alembic"), "-c", ini, "heads"], text=True)
+    assert gradebook_schema_head() == out.split()[0]
