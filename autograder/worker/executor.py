@@ -65,6 +65,13 @@ from .relay import Relay
 _BUILTINS = frozenset(dir(builtins))
 
 
+class GraderSetupError(RuntimeError):
+    """Uma célula travada falhou no kernel do corretor antes de qualquer coisa do aluno chegar a
+    ele (nenhum repasse ainda): a falha é do ambiente da correção (memória curta demais para os
+    imports, um pacote faltando), não do aluno. Os testes não valeriam nada; a tarefa falha, e o
+    planejador deixa a linha `crashed`, sem chave, com o motivo (a próxima correção tenta de novo)."""
+
+
 class _Run:
     """O laço das células de um notebook; o estado dele e o dos kernels ficam em `self.k`
     (um `KernelPair`, o mesmo que o repasse `self.relay` lê e escreve)."""
@@ -76,6 +83,7 @@ class _Run:
         self.locked_reads: set[str] = set()   # nomes do aluno que as células travadas leem
         self.hidden_seed: int | None = None
         self.keep_harness = keep_harness
+        self.relayed = False                  # algo do aluno já chegou ao kernel do corretor
         # o nbclient só processa as mensagens (saídas): cada célula roda num rascunho
         scratch = nbformat.v4.new_notebook()
         scratch.cells = [None] * len(nb.cells)
@@ -94,8 +102,9 @@ class _Run:
         Se ela não usa nada do aluno, roda nos dois ao mesmo tempo. Se usa (uma
         demonstração que chama a função do aluno), roda primeiro no kernel do aluno e
         depois no do corretor, com os nomes do aluno trazidos como nas células de teste.
-        Uma falha dela no kernel do corretor não muda a situação (a resposta do aluno pode
-        estar errada); os testes que dependem dela falham sozinhos."""
+        Uma falha dela no kernel do corretor depois que algo do aluno chegou a ele não muda a
+        situação (a resposta do aluno pode estar errada); os testes que dependem dela falham
+        sozinhos. Antes disso (a preparação), a falha é do ambiente: `GraderSetupError`."""
         started = time.monotonic()
         # código do professor: o prazo é o de partida de um kernel (imports pesados em dois
         # kernels ao mesmo tempo numa máquina ocupada), não o de uma célula do aluno
@@ -121,6 +130,7 @@ class _Run:
             if not self.k.student_dead:
                 await self.k.exec(self.k.student, f"{STUDENT_MODULE}.mark_base({names!r})", 10.0, silent=True)
         if h is None:
+            self.relayed = True
             self.k.relay_timeout = self.k.relay_killed = False
             bind = await self.k.exec(self.k.harness, f"{HARNESS_MODULE}.bind(globals(), {wanted!r})",
                                      limit(), client=self.k.relay_client, silent=True,
@@ -136,6 +146,13 @@ class _Run:
         elif h.state is ExecState.DEAD:
             self.k.harness_dead = True
             self.k.status(Status.CRASHED, self.k.death(self.k.harness, f"célula {i + 1}", stopped))
+        elif h.state is ExecState.ERROR and not self.relayed:
+            self.k.harness_trouble("célula travada com erro")
+            err = next((o for o in h.outputs if o.output_type == "error"), {})
+            what = f"{err.get('ename', 'erro')}: {str(err.get('evalue', ''))[:200]}".rstrip(": ")
+            raise GraderSetupError(f"a célula {i + 1}, que não depende do aluno, falhou no kernel do corretor "
+                                   f"({what}); sem ela os testes não valem. Confira os limites da correção "
+                                   "(--memory) e o ambiente, e rode de novo")
 
     @staticmethod
     def _wanted(code: CodeNames | None, locked_bound: set[str]) -> list[str]:
@@ -173,6 +190,7 @@ class _Run:
 
     async def _test_cell(self, i: int, cell, locked_bound: set[str]) -> None:
         started = time.monotonic()
+        self.relayed = True
         wanted = sorted(set(self._wanted(instructor_names(cell.source), locked_bound)) | self.locked_reads)
         chunks = split_hidden(cell.source)
         if len(chunks) > 1 and not all(compiles(t) for _, t in chunks):

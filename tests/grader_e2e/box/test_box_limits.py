@@ -26,6 +26,7 @@ from aio import run_async
 from autograder.box import cgroup
 from autograder.box import sandbox
 from autograder.box import zygote
+from autograder.core.results import Status
 from autograder.core.settings import ExecSettings
 from autograder.worker.executor import execute_notebook
 from autograder.box.kernel import SandboxKernel, harness_code, student_stub_code
@@ -570,3 +571,25 @@ def test_a_huge_reply_is_dropped_at_the_socket_before_the_grader_reads_it():
     assert any("maior que 68 MiB" in d and "cortada" in d for d in out["details"]), out
     assert "StudentKernelFailure" in out["test"] and "recusada" in out["test"], out
     assert out["seconds"] < 10.0, out                      # antes do limite de 10 s da célula
+
+
+@needs_box
+def test_a_setup_cell_that_fails_only_in_the_graders_kernel_is_the_graders_fault():
+    """A preparação (travada, sem nada do aluno) com erro no kernel do corretor: os testes não
+    valeriam (todos zero, com situação ok, era o que acontecia com memória curta para os imports),
+    então a correção do notebook falha com o motivo (o planejador deixa a linha `crashed`, sem
+    chave, e a próxima correção tenta de novo). A mesma célula com erro no kernel do aluno é só
+    a saída dele."""
+    from autograder.worker.executor import GraderSetupError
+    setup = nbformat.v4.new_code_cell(
+        "import sys\nif '_autograder_harness' in sys.modules:\n    raise MemoryError('import do torch')\n")
+    setup.metadata["nbgrader"] = {"grade_id": "preparacao", "locked": True, "grade": False, "solution": False,
+                                  "schema_version": 3}
+    nb = nbformat.v4.new_notebook(cells=[setup, nbformat.v4.new_code_cell("x = 1")])
+    with pytest.raises(GraderSetupError, match=r"célula 1, que não depende do aluno.*MemoryError: import do torch"):
+        run_async(_run([], sandbox.Limits(), nb=nb))
+    student_only = nbformat.v4.new_code_cell("import sys\nif '_autograder_harness' not in sys.modules:\n"
+                                             "    raise ValueError('só no aluno')\n")
+    student_only.metadata["nbgrader"] = dict(setup.metadata["nbgrader"])
+    nb, outcome, _ = run_async(_run([], sandbox.Limits(), nb=nbformat.v4.new_notebook(cells=[student_only])))
+    assert outcome.status == Status.OK and nb.cells[0].outputs[0]["ename"] == "ValueError"
