@@ -103,10 +103,10 @@ def cached_venv(requirements: Path) -> Path:
         run([base, "-m", "venv", venv], timeout=300)
         req = venv / "requisitos.txt"
         req.write_text(text, encoding="utf-8")
-        # --no-compile: sem compilar todo .py instalado (o torch inteiro); o Python compila na
-        # primeira importação só o que os testes usam (metade da CPU da instalação, medido em
-        # 2026-12-05: 42 -> 20 s de CPU para requirements-aluno.txt)
-        run([bin_path(venv, "python"), "-m", "pip", "install", "--quiet", "--no-compile", "-r", req], timeout=1500)
+        # Com os .pyc compilados na instalação: sem eles (`--no-compile`, metade da CPU do pip), cada
+        # kernel compilaria o torch de novo onde PYTHONDONTWRITEBYTECODE=1 (como nas máquinas da CI):
+        # os cadernos das páginas ficaram 136 s mais lentos numa rodada de 2026-12-05.
+        run([bin_path(venv, "python"), "-m", "pip", "install", "--quiet", "-r", req], timeout=1500)
         ready.write_text(text, encoding="utf-8")
     return venv
 
