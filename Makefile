@@ -117,10 +117,10 @@ PYTEST_ARGS ?=
 
 # As camadas lentas em processos do pytest-xdist, um arquivo inteiro por processo
 # (`--dist loadfile`: as fixtures de módulo e a turma de todos os cadernos, que mora num
-# arquivo só, são feitas uma vez). Mais processos que núcleos: boa parte do tempo dessas
-# camadas é espera (o pip e o disco, o Chromium desenhando, kernels e subprocessos subindo,
-# limites de tempo). Com 4 processos a rodada não ficou mais curta (1.174 s contra 1.120 s com 3,
-# em 2026-12-05): cada arquivo ficou ~36 % mais lento, e a memória chegou a 5,9 GB.
+# arquivo só, são feitas uma vez). Um processo a mais que os núcleos cobre as esperas (limites de
+# tempo, o pip); com 3, os 2 núcleos da CI ficam ocupados do começo ao fim (amostras do
+# /proc/stat em 2026-12-05): a rodada é limitada pela CPU, e mais processos não a encurtam
+# (com 4: 1.174 s contra 1.120 s com 3, cada arquivo ~36 % mais lento, 5,9 GB de memória).
 SLOW_WORKERS ?= 3
 # `--no-loadscope-reorder`: os arquivos na ordem da coleta, os mais caros primeiro
 # (HEAVY_FILES em tests/conftest.py), não pelo número de testes de cada um.
