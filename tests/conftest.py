@@ -22,6 +22,9 @@ ele pede deixa a camada de fora (`-m "not sandbox"`), como o `make check` faz.
 from __future__ import annotations
 
 import functools
+import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -86,6 +89,32 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(getattr(pytest.mark, m))
     # sort estável: depois do sorteio do pytest-randomly (que roda antes, num wrapper)
     items.sort(key=lambda item: -HEAVY_FILES.get(_relative(item), 0))
+
+
+# `TESTS_CPU_LOG=arquivo.jsonl`: uma linha por teste com o tempo de relógio e a CPU que a máquina
+# inteira gastou durante ele (núcleo·s, do /proc/stat: kernels na sandbox, Chromium e pip
+# incluídos, que o /usr/bin/time não vê). Só diz o custo do teste numa máquina parada e com um
+# processo do pytest (`make e2e SLOW_WORKERS=1`); é o que mostra onde está a CPU da rodada.
+CPU_LOG = os.environ.get("TESTS_CPU_LOG")
+
+
+def _machine_cpu() -> float:
+    with open("/proc/stat", encoding="ascii") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")     # sem idle e iowait
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not CPU_LOG:
+        yield
+        return
+    cpu, wall = _machine_cpu(), time.monotonic()
+    yield
+    line = {"test": item.nodeid, "wall_s": round(time.monotonic() - wall, 3),
+            "machine_cpu_s": round(_machine_cpu() - cpu, 2)}
+    with open(CPU_LOG, "a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
 
 
 def _relative(item) -> str:
