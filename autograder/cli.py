@@ -123,7 +123,7 @@ def _csv_args(q):
 
 def _grade_parser(sub) -> None:
     from .box.sandbox import Limits
-    DEFAULTS = Limits()
+    limits = Limits()
     g = sub.add_parser("grade", help="corrige as entregas de uma turma",
                        description="Corrige as entregas (pasta <aluno>/<tarefa>/<notebook>.ipynb ou "
                                    "zip do AVA) numa sandbox, em paralelo, retomando o que já foi feito.")
@@ -150,18 +150,18 @@ def _grade_parser(sub) -> None:
               "nbgrader_config.py do repositório, ou 30)")
     _opt(g, "--notebook-timeout", "--tempo-notebook", type=_positive(float), default=300.0, metavar="S",
          help="limite por notebook, em segundos (padrão: 300)")
-    _opt(g, "--memory", "--memoria", type=_positive(int), default=DEFAULTS.memory_mib, metavar="MIB",
+    _opt(g, "--memory", "--memoria", type=_positive(int), default=limits.memory_mib, metavar="MIB",
          help="memória de cada notebook, somando todos os processos que ele iniciar, com "
-              f"memória compartilhada e tmpfs, em MiB (padrão: {DEFAULTS.memory_mib})")
-    _opt(g, "--cpus", "--nucleos", type=_positive_decimal, default=DEFAULTS.cpus, metavar="N",
+              f"memória compartilhada e tmpfs, em MiB (padrão: {limits.memory_mib})")
+    _opt(g, "--cpus", "--nucleos", type=_positive_decimal, default=limits.cpus, metavar="N",
          help="núcleos de CPU de cada kernel, somando todos os processos que ele iniciar (cota do "
               "cgroup; aceita fração, p.ex. 0,5); processos a mais num notebook não tiram CPU de "
-              f"outro (padrão: {DEFAULTS.cpus:g})")
-    _opt(g, "--max-processes", "--processos", type=_positive(int), default=DEFAULTS.nproc, metavar="N",
-         help=f"processos e threads de cada notebook, somando todos (padrão: {DEFAULTS.nproc})")
-    _opt(g, "--disk", "--disco", type=_positive(int), default=DEFAULTS.disk_mib, metavar="MIB",
+              f"outro (padrão: {limits.cpus:g})")
+    _opt(g, "--max-processes", "--processos", type=_positive(int), default=limits.nproc, metavar="N",
+         help=f"processos e threads de cada notebook, somando todos (padrão: {limits.nproc})")
+    _opt(g, "--disk", "--disco", type=_positive(int), default=limits.disk_mib, metavar="MIB",
          help="espaço para escrever na pasta do notebook e no HOME do kernel, em MiB "
-              f"(padrão: {DEFAULTS.disk_mib})")
+              f"(padrão: {limits.disk_mib})")
     _collect_limit_args(g)
     _opt(g, "--no-sandbox", "--sem-sandbox", action="store_true",
          help="corrige sem bubblewrap (PERIGOSO: o código dos alunos roda com os seus direitos)")
@@ -310,7 +310,7 @@ def _default_threshold() -> float:
 
 def _regrade_parsers(sub) -> None:
     from .box.sandbox import Limits
-    DEFAULTS = Limits()
+    limits = Limits()
     r = sub.add_parser("regrade", help="corrige de novo só alguns alunos e tarefas e diz o que mudou",
                        description="Corrige de novo as entregas escolhidas (as que já estão em submitted/ "
                                    "do workspace), com as mesmas entradas ocultas, depois de um teste "
@@ -330,8 +330,8 @@ def _regrade_parsers(sub) -> None:
                    help="limite por célula, em segundos (padrão: o mesmo de grade)")
     r.add_argument("--notebook-timeout", type=_positive(float), default=300.0, metavar="S",
                    help="limite por notebook, em segundos (padrão: 300)")
-    r.add_argument("--memory", type=_positive(int), default=DEFAULTS.memory_mib, metavar="MIB",
-                   help=f"memória de cada notebook, em MiB (padrão: {DEFAULTS.memory_mib})")
+    r.add_argument("--memory", type=_positive(int), default=limits.memory_mib, metavar="MIB",
+                   help=f"memória de cada notebook, em MiB (padrão: {limits.memory_mib})")
     r.add_argument("--no-sandbox", action="store_true",
                    help="corrige sem bubblewrap (PERIGOSO: o código dos alunos roda com os seus direitos)")
     f = sub.add_parser("find-id", help="acha a entrega de um código de página de retorno",
