@@ -49,23 +49,23 @@ FOLDER_MARKS = {
 FIXTURE_MARKS = {"site": ("book",), "browser": ("browser",)}
 
 # Os arquivos mais caros das camadas lentas e quantos segundos cada um levou (fixtures e
-# testes somados, do --junitxml de um `bash .ci/run` de 2026-12-05 num clone novo, 4 processos:
-# só a ordem entre eles importa). O `make e2e` entrega arquivos inteiros aos processos do
+# testes somados, do --junitxml de um `bash .ci/run` de 2026-12-05 num clone novo, 3 processos;
+# o das figuras interativas estimado depois de juntar as visitas: só a ordem entre eles importa). O `make e2e` entrega arquivos inteiros aos processos do
 # xdist na ordem da coleta (`--no-loadscope-reorder`): os caros primeiro, para que nenhum
 # comece no fim, com os outros processos já parados. Entre arquivos de mesmo custo (e dentro
 # de cada arquivo) vale a ordem sorteada. Um arquivo caro novo entra aqui.
 HEAVY_FILES = {
-    "grader_e2e/authoring/test_all_solutions.py": 686,
-    "grader_e2e/test_grade_scenarios.py": 636,
-    "nbgrader/test_nbgrader_pipeline.py": 556,
-    "site/test_interativo.py": 510,
-    "env/test_paginas_instaladas.py": 434,
-    "env/test_binder.py": 269,
-    "grader_e2e/worker/test_harness_reuse.py": 256,
-    "grader_e2e/wire/test_attacks.py": 194,
-    "grader_e2e/worker/test_hidden_inputs.py": 148,
-    "site/test_browser.py": 145,
-    "grader_e2e/readers/test_teacher_loop.py": 136,
+    "grader_e2e/authoring/test_all_solutions.py": 544,
+    "grader_e2e/test_grade_scenarios.py": 351,
+    "env/test_paginas_instaladas.py": 346,
+    "site/test_interativo.py": 290,
+    "nbgrader/test_nbgrader_pipeline.py": 283,
+    "grader_e2e/worker/test_harness_reuse.py": 223,
+    "env/test_binder.py": 194,
+    "site/test_browser.py": 128,
+    "grader_e2e/wire/test_attacks.py": 126,
+    "grader_e2e/worker/test_hidden_inputs.py": 116,
+    "grader_e2e/readers/test_teacher_loop.py": 110,
     "env/test_instalacao_cpu.py": 86,
     "grader_e2e/box/test_box_limits.py": 82,
     "grader_e2e/readers/test_moodle_class.py": 81,
