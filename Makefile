@@ -35,7 +35,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 
-.PHONY: check check-atencao check-exercises check-grader check-book e2e e2e-grader e2e-nbgrader e2e-site e2e-env
+.PHONY: test-venvs check check-atencao check-exercises check-grader check-book e2e e2e-grader e2e-nbgrader e2e-site e2e-env
 .PHONY: all book test release serve bench grade clean deps apt-deps sandbox-deps help publish pdf lab-aluno student-config weights weights-check
 
 help:
@@ -155,18 +155,30 @@ e2e-site: $(STAMP) $(APT_STAMP) book
 e2e-env: $(STAMP)
 	$(PYTEST) tests/env --durations=10 $(PYTEST_ARGS)
 
+# Os ambientes novos que a camada env pede (tests/support/venv_util.py), construídos antes de
+# tudo, ao lado do .venv: o pip instala com um núcleo só, e o outro ficava parado (~50 s numa
+# máquina de 2). O teste que chega antes do fim espera pela trava do ambiente. A saída fica em
+# $(TEST_VENVS_LOG); o `make test` encerra o grupo do processo ao terminar, com sucesso ou não.
+TEST_VENVS := requirements-aluno.txt binder/requirements.txt
+TEST_VENVS_LOG := .cache/ambientes-de-teste.log
+TEST_VENVS_PID := .cache/ambientes-de-teste.pid
+STOP_TEST_VENVS = kill -- -$$(cat $(TEST_VENVS_PID) 2>/dev/null) 2>/dev/null || true
+
+test-venvs:
+	@mkdir -p .cache
+	@setsid $(PYTHON) tests/support/venv_util.py $(TEST_VENVS) > $(TEST_VENVS_LOG) 2>&1 & echo $$! > $(TEST_VENVS_PID)
+
 # O livro é construído ao lado do `check` (um kernel por vez: sobra núcleo), com a saída em
 # $(BOOK_LOG); se o `check` falha, o livro é interrompido e o `make test` para ali.
-test: $(STAMP) $(APT_STAMP)
-	@mkdir -p .cache
+test: test-venvs $(STAMP) $(APT_STAMP)
 	@echo "== make check: a camada rápida (para aqui se falhar); o livro é construído ao lado, em $(BOOK_LOG) =="
 	@setsid $(MAKE) --no-print-directory book > $(BOOK_LOG) 2>&1 & book=$$!; \
-	if ! $(MAKE) --no-print-directory check; then kill -- -$$book 2>/dev/null || true; wait $$book 2>/dev/null || true; exit 1; fi; \
+	if ! $(MAKE) --no-print-directory check; then kill -- -$$book 2>/dev/null || true; wait $$book 2>/dev/null || true; $(STOP_TEST_VENVS); exit 1; fi; \
 	echo "== o livro (make book) =="; \
-	if ! wait $$book; then cat $(BOOK_LOG); echo "erro: o livro não foi construído (a saída inteira está acima)"; exit 1; fi; \
+	if ! wait $$book; then cat $(BOOK_LOG); echo "erro: o livro não foi construído (a saída inteira está acima)"; $(STOP_TEST_VENVS); exit 1; fi; \
 	grep -E "Executed notebook|build succeeded|livro em" $(BOOK_LOG) | sed -E 's/^.*\/book\//book\//' || true
 	@echo "== as outras camadas: $(NEEDS), slow ($(SLOW_WORKERS) processos) =="
-	$(MAKE) --no-print-directory e2e
+	@status=0; $(MAKE) --no-print-directory e2e || status=$$?; $(STOP_TEST_VENVS); exit $$status
 
 # todas as camadas lentas (as de `make test` depois do check; precisa do livro construído)
 e2e: $(STAMP) $(APT_STAMP)

@@ -26,8 +26,6 @@ import urllib.request
 from functools import cache
 from pathlib import Path
 
-import nbformat
-
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache"
 
@@ -128,7 +126,7 @@ def fresh_venv_over(base_venv: Path, dest: Path) -> Path:
     return dest
 
 
-def execute(venv: Path, notebook: Path, cwd: Path, timeout: int = 600) -> nbformat.NotebookNode:
+def execute(venv: Path, notebook: Path, cwd: Path, timeout: int = 600):
     """Roda o caderno com o nbclient do ambiente (o que vem com o jupyterlab) e o kernel dele."""
     out = notebook.with_name(notebook.stem + "-executado.ipynb")
     code = (
@@ -139,6 +137,8 @@ def execute(venv: Path, notebook: Path, cwd: Path, timeout: int = 600) -> nbform
         "               resources={'metadata': {'path': sys.argv[3]}}).execute()\n"
         "nbformat.write(nb, sys.argv[2])\n"
     )
+    import nbformat   # aqui, não no topo: `python venv_util.py` roda sem nada além da biblioteca padrão
+
     run([bin_path(venv, "python"), "-c", code, notebook, out, cwd], timeout=timeout, cwd=cwd)
     return nbformat.read(out, as_version=4)
 
@@ -158,3 +158,12 @@ def stop(server) -> None:
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    # `make test` constrói aqui, ao lado do .venv, os ambientes que a camada env vai pedir
+    # (requirements-aluno.txt, binder/requirements.txt): o pip do .venv ocupa um núcleo só, e o
+    # outro estava parado. Roda com o Python da máquina (só a biblioteca padrão); a trava de
+    # `cached_venv` faz o teste que chega antes do fim esperar, e o que acha `.pronto` só usa.
+    for arg in sys.argv[1:]:
+        print(f"{arg}: {cached_venv(ROOT / arg)}", flush=True)
