@@ -483,8 +483,9 @@ def tiled_attention(q: Array, k: Array, v: Array, causal: bool = True, block: in
     if m == 0 or d == 0:
         raise ValueError(f"é preciso ao menos uma chave e d >= 1: q{tuple(q.shape)}, k{tuple(k.shape)}")
     try:
-        lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    except RuntimeError:
+        # a conta do NumPy: a do torch importa o sympy, ~1,3 s na primeira vez
+        lead = torch.Size(np.broadcast_shapes(tuple(q.shape[:-2]), tuple(k.shape[:-2]), tuple(v.shape[:-2])))
+    except ValueError:
         raise ValueError(
             "as dimensões iniciais (lote, cabeças) não são compatíveis: "
             f"q{tuple(q.shape)}, k{tuple(k.shape)}, v{tuple(v.shape)}"

@@ -226,7 +226,8 @@ def evaluate(mask_mod, q_idx, kv_idx):
     """mask_mod(q_idx, kv_idx), conferindo o que ela devolve: um tensor bool da
     forma do broadcast de q_idx e kv_idx (True = visível)."""
     out = mask_mod(q_idx, kv_idx)
-    want = torch.broadcast_shapes(q_idx.shape, kv_idx.shape)
+    # a conta do NumPy: a do torch (torch.broadcast_shapes) importa o sympy, ~1,3 s na primeira vez
+    want = torch.Size(np.broadcast_shapes(tuple(q_idx.shape), tuple(kv_idx.shape)))
     if not isinstance(out, torch.Tensor) or out.dtype != torch.bool:
         raise TypeError(
             f"mask_mod deve devolver um tensor bool (True = visível), devolveu "

@@ -47,6 +47,12 @@ class TensorBytesMeter(TorchDispatchMode):
     contam. Operações no lugar (``add_``) e visões (fatias) não alocam nada.
     """
 
+    @classmethod
+    def _should_skip_dynamo(cls):
+        # Sem o embrulho do torch.compile no __torch_dispatch__ (nada aqui é compilado): com ele, o
+        # primeiro uso importaria o torch._dynamo e o sympy, ~3,7 s de CPU em cada kernel novo.
+        return False
+
     def __init__(self, exclude=()):
         super().__init__()
         self.exclude = {t.untyped_storage().data_ptr() for t in exclude}

@@ -200,6 +200,12 @@ class _Observador(_ModoDeDespacho):
 
     @classmethod
     def _should_skip_dynamo(cls):
+        # Sem o embrulho do torch.compile no __torch_dispatch__ (nada aqui é compilado): com ele, o
+        # primeiro uso importaria o torch._dynamo e o sympy, ~3,7 s de CPU em cada kernel novo.
+        return False
+
+    @classmethod
+    def _should_skip_dynamo(cls):
         # Sem isto, o torch embrulha o `__torch_dispatch__` abaixo num `_disable_dynamo`, que
         # importa o torch._dynamo (e o sympy) na primeira operação observada: ~1 s de CPU e
         # ~270 MiB de endereços em cada kernel que usa uma regra. As regras não rodam sob
