@@ -303,6 +303,22 @@ PLANTED = [
             "    return ps, ms, vs\n")},
         zero=("test_pecas_treino", "test_treino"),
     ),
+    Planted(
+        why="o passo do AdamW pela função do torch que os testes usam de oráculo (torch.optim.adamw.adamw), "
+            "importada por um nome montado em pedaços",
+        cells={"pecas_treino": _LR + _CORTE + (
+            "import importlib\n"
+            "_pronta = getattr(importlib.import_module('torch.' + 'op' + 'tim.adam' + 'w'), 'adam' + 'w')\n\n\n"
+            "def passo_adamw(parametros, gradientes, m, v, passo, lr, decaimento, beta1, beta2, eps):\n"
+            "    ps = [p.detach().clone() for p in parametros]\n"
+            "    ms, vs = [x.clone() for x in m], [x.clone() for x in v]\n"
+            "    for i, p in enumerate(ps):\n"
+            "        _pronta([p], [gradientes[i].clone()], [ms[i]], [vs[i]], [], [torch.tensor(float(passo - 1))],\n"
+            "           foreach=False, amsgrad=False, beta1=beta1, beta2=beta2, lr=lr,\n"
+            "           weight_decay=decaimento if p.dim() >= 2 else 0.0, eps=eps, maximize=False)\n"
+            "    return ps, ms, vs\n")},
+        zero=("test_pecas_treino", "test_treino"),
+    ),
 ]
 
 FAIR = [
