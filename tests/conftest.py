@@ -24,15 +24,14 @@ from __future__ import annotations
 import functools
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-# Como em autograder/__init__.py: o jsonschema (do nbformat) montaria as gramáticas do
-# rfc3987_syntax em cada processo do pytest (~0,9 s de CPU), só para validar IRIs.
-sys.modules.setdefault("rfc3987_syntax", None)
+# Antes do nbformat: o __init__ do corretor deixa de fora o rfc3987_syntax, que o jsonschema
+# montaria em cada processo do pytest (~0,9 s de CPU) só para validar IRIs.
+import autograder  # noqa: E402,F401
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -54,11 +53,12 @@ FOLDER_MARKS = {
 FIXTURE_MARKS = {"site": ("book",), "browser": ("browser",)}
 
 # Os arquivos mais caros das camadas lentas e quantos segundos cada um levou (fixtures e
-# testes somados, do --junitxml de um `bash .ci/run` de 2026-12-05 num clone novo, 3 processos;
-# o das figuras interativas estimado depois de juntar as visitas: só a ordem entre eles importa). O `make e2e` entrega arquivos inteiros aos processos do
-# xdist na ordem da coleta (`--no-loadscope-reorder`): os caros primeiro, para que nenhum
-# comece no fim, com os outros processos já parados. Entre arquivos de mesmo custo (e dentro
-# de cada arquivo) vale a ordem sorteada. Um arquivo caro novo entra aqui.
+# testes somados, de um `bash .ci/run` de 2026-12-05 num clone novo, 3 processos; o das figuras
+# interativas estimado depois de juntar as visitas: só a ordem entre eles importa). O `make e2e`
+# entrega arquivos inteiros aos processos do xdist na ordem da coleta (`--no-loadscope-reorder`):
+# os caros primeiro, para que nenhum comece no fim, com os outros processos já parados. Entre
+# arquivos de mesmo custo (e dentro de cada arquivo) vale a ordem sorteada. Um arquivo caro
+# novo entra aqui.
 HEAVY_FILES = {
     "grader_e2e/authoring/test_all_solutions.py": 544,
     "grader_e2e/test_grade_scenarios.py": 351,

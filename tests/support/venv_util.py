@@ -126,7 +126,7 @@ def fresh_venv_over(base_venv: Path, dest: Path) -> Path:
     return dest
 
 
-def execute(venv: Path, notebook: Path, cwd: Path, timeout: int = 600):
+def execute(venv: Path, notebook: Path, cwd: Path, timeout: int = 600) -> "nbformat.NotebookNode":
     """Roda o caderno com o nbclient do ambiente (o que vem com o jupyterlab) e o kernel dele."""
     out = notebook.with_name(notebook.stem + "-executado.ipynb")
     code = (
