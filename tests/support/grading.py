@@ -4,6 +4,7 @@ cenarios.py; as turmas corrigidas uma vez por bateria, em tests/grader_e2e/conft
 
 from __future__ import annotations
 
+import atexit
 import csv
 import os
 import subprocess
@@ -28,6 +29,24 @@ SLUG = cenarios.SLUG
 LIMITS = ["--cell-timeout", "5", "--notebook-timeout", "40", "--memory", "1024"]
 
 HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
+
+_template = None
+
+
+def template_socket() -> str:
+    """O socket do molde dos kernels (box/zygote.py), iniciado uma vez por processo do pytest, como
+    cada trabalhador da correção faz: um kernel sai dele por fork, com o torch já importado (sem ele,
+    ~2 s de CPU por kernel). Vazio onde o molde não vale (sem root) ou com AG_TESTE_SEM_MOLDE=1, que
+    roda os testes que o usam pelo bwrap, o caminho de volta da correção."""
+    global _template
+    from autograder.box import zygote
+    if os.environ.get("AG_TESTE_SEM_MOLDE") == "1" or zygote.available() is not None:
+        return ""
+    if _template is None:
+        _template = zygote.Zygote.start(sandbox.SandboxConfig(enabled=True, python=sys.executable), "/tmp")
+        assert _template is not None, "o molde não iniciou"
+        atexit.register(_template.close)
+    return _template.socket
 
 
 def needs_bwrap(f):

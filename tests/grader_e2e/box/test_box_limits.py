@@ -8,7 +8,6 @@ de arquivos, e o `cgroup.kill` de verdade quando o host tem uma hierarquia v2.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import json
 import os
 import shutil
@@ -25,11 +24,11 @@ import pytest
 from aio import run_async
 from autograder.box import cgroup
 from autograder.box import sandbox
-from autograder.box import zygote
 from autograder.core.results import Status
 from autograder.core.settings import ExecSettings
 from autograder.worker.executor import execute_notebook
 from autograder.box.kernel import SandboxKernel, harness_code, student_stub_code
+from grading import template_socket
 
 HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
 BACKEND, WHY_NO_CGROUP = sandbox.box_backend()
@@ -65,26 +64,10 @@ def _procs_with(marker: str) -> list[int]:
     return found
 
 
-_zygote = None
-
-
-def _template_socket() -> str:
-    """O socket do molde dos kernels (zygote.py), como a correção usa; vazio onde ele não vale
-    (sem root) ou com AG_TESTE_SEM_MOLDE=1, que roda estes testes pelo bwrap."""
-    global _zygote
-    if os.environ.get("AG_TESTE_SEM_MOLDE") == "1" or zygote.available() is not None:
-        return ""
-    if _zygote is None:
-        _zygote = zygote.Zygote.start(sandbox.SandboxConfig(enabled=True, python=sys.executable), "/tmp")
-        assert _zygote is not None, "o molde não iniciou"
-        atexit.register(_zygote.close)
-    return _zygote.socket
-
-
 async def _run(cells: list[str], limits: sandbox.Limits, files: dict[str, str] | None = None,
                timeout: float = 60.0, nb=None):
     """Executa as células num kernel da sandbox com caixa; devolve (notebook, resultado, caixa)."""
-    cfg = sandbox.SandboxConfig(enabled=True, limits=limits, python=sys.executable, zygote=_template_socket())
+    cfg = sandbox.SandboxConfig(enabled=True, limits=limits, python=sys.executable, zygote=template_socket())
     kdir = Path(tempfile.mkdtemp(prefix="ag-teste-spec-"))
     sandbox.write_kernel_spec(cfg, kdir)
     run_dir, harness_dir = (Path(tempfile.mkdtemp(prefix="ag-teste-", dir="/tmp")) for _ in range(2))

@@ -35,6 +35,7 @@ from autograder.core.workspace import Workspace
 from autograder.core.settings import ExecSettings
 from autograder.authoring.nbbuild import MYST_HEADER, build_text
 from autograder.worker.tasks import GradeTask
+from grading import template_socket
 
 HAS_BWRAP, WHY_NOT = sandbox.bwrap_works()
 pytestmark = pytest.mark.slow
@@ -255,7 +256,8 @@ def curso(tmp_path_factory):
     _build_boundary(sol)
     ws = Workspace(base / "ws", sol)
     infos = ws.prepare([A, M, F])
-    cfg = sandbox.SandboxConfig(enabled=True, limits=sandbox.Limits(), python=sys.executable)
+    # os kernels saem do molde, como na correção (cada trabalhador do Dask tem um)
+    cfg = sandbox.SandboxConfig(enabled=True, limits=sandbox.Limits(), python=sys.executable, zygote=template_socket())
     sandbox.write_kernel_spec(cfg, ws.kernels_dir)
     return {"ws": ws, "infos": infos, "base": base, "runs": 0}
 
