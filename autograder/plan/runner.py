@@ -637,17 +637,20 @@ def _grade_on_dask(ws: Workspace, opts: GradeOptions, infos, todo: list[Job], st
 
     from ..worker import tasks as worker_side
 
-    course = Course(prefix=ws.prefix, release={a: _release_files(ws, a) for a in infos},
-                    source_hashes={a: i.source_hash for a, i in infos.items()}, seed_db=seed_bytes(ws),
-                    settings=opts.settings, limits=opts.limits, use_sandbox=opts.use_sandbox,
-                    use_zygote=opts.use_zygote, hidden_secret=student_seed.workspace_secret(ws.state))
     earlier = {(a, n): release_history.earlier_locked(ws, a, n, info.release[n])
                for a, info in infos.items() for n in info.notebooks}
     task_list = build_tasks(infos, todo, earlier, run_id=uuid.uuid4().hex)
     rec = _Recorder(ws, infos, todo, students, summary, opts.tty)
     done = 0
     try:
-        with dask_client(opts) as client:
+        # com o LocalCluster, um molde dos kernels só, deste processo, para todos os trabalhadores
+        local = opts.client is None and not opts.scheduler and opts.use_sandbox and opts.use_zygote
+        with worker_side.local_template(ws.prefix, opts.limits, local) as template, dask_client(opts) as client:
+            course = Course(prefix=ws.prefix, release={a: _release_files(ws, a) for a in infos},
+                            source_hashes={a: i.source_hash for a, i in infos.items()}, seed_db=seed_bytes(ws),
+                            settings=opts.settings, limits=opts.limits, use_sandbox=opts.use_sandbox,
+                            use_zygote=opts.use_zygote, hidden_secret=student_seed.workspace_secret(ws.state),
+                            local_template=template)
             where = _check_workers(client, opts)
             say(f"corrigindo {len(task_list)} notebook(s) de {len(rec.pending)} aluno(s) "
                 f"com o Dask ({where}){'' if opts.use_sandbox else ' (sem sandbox)'}")

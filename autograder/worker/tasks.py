@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import shutil
 import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +48,16 @@ from ..box.sandbox import Limits
 
 # sem correção por este tempo, o trabalhador solta os kernels pré-aquecidos e a pasta
 IDLE_RELEASE_S = 120.0
+
+
+@dataclass(frozen=True)
+class LocalTemplate:
+    """Um molde dos kernels (box/zygote.py) já rodando na máquina dos trabalhadores, com o cache de
+    fontes do matplotlib pronto: os trabalhadores do LocalCluster pedem kernels a ele em vez de cada
+    um importar o torch num molde próprio (~1,5 s de CPU por trabalhador a cada `grade`)."""
+
+    socket: str           # o socket do molde (numa pasta 0700 de root)
+    mpl_cache: str        # a pasta do cache de fontes, copiada para cada kernel
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,9 @@ class Course:
     # segredo do workspace para as entradas ocultas por entrega (core/student_seed.py); vazio: só aluno,
     # tarefa e entrega
     hidden_secret: str = ""
+    # o molde que o planejador iniciou nesta máquina para os trabalhadores do LocalCluster (None: cada
+    # trabalhador inicia o seu, como num cluster de várias máquinas)
+    local_template: LocalTemplate | None = None
 
     @property
     def digest(self) -> str:
@@ -127,12 +142,11 @@ def timeout_output(task: GradeTask, cells: list[GradeCell], limit: float) -> Tas
 
 # ----------------------------------------------------------------------------- lado do trabalhador
 
-def prebuild_matplotlib_cache(ws: Workspace) -> None:
-    """Cache de fontes do matplotlib, feito uma vez por trabalhador e copiado para cada kernel
-    (sem ele cada kernel que importa pyplot gasta ~1 s varrendo fontes)."""
-    import os
+def prebuild_matplotlib_cache(d: Path) -> None:
+    """Cache de fontes do matplotlib na pasta `d`, feito uma vez por trabalhador (ou pelo planejador,
+    para os trabalhadores locais) e copiado para cada kernel (sem ele cada kernel que importa pyplot
+    gasta ~1 s varrendo fontes)."""
     import subprocess
-    d = ws.mpl_cache
     if d.is_dir():
         return
     tmp = d.with_name(d.name + ".tmp")
@@ -176,6 +190,32 @@ def _start_zygote(course: Course, cfg, base: str, mpl_cache: Path):
     return z
 
 
+@contextmanager
+def local_template(prefix: str, limits: Limits, wanted: bool = True):
+    """O molde dos kernels para os trabalhadores do LocalCluster (`LocalTemplate`), iniciado pelo
+    planejador, um por `grade` em vez de um por trabalhador; None se não é `wanted` (um cluster de
+    fora, cujas máquinas iniciam o seu; sem sandbox; `--no-zygote`), onde o molde não vale (sem root)
+    ou se ele não iniciou: aí cada trabalhador tenta o seu. A pasta tem o prefixo do workspace: a de
+    uma correção interrompida sai com as outras sobras (plan/lock.py). Encerrado na saída."""
+    from ..box import zygote
+    from ..box.sandbox import SandboxConfig
+    if not wanted or zygote.available() is not None:
+        yield None
+        return
+    base = Path(tempfile.mkdtemp(prefix=f"{prefix}m", dir=temp_base()))
+    z = None
+    try:
+        cache = base / "mplcache"
+        prebuild_matplotlib_cache(cache)
+        z = zygote.Zygote.start(SandboxConfig(enabled=True, limits=limits, python=sys.executable), str(base),
+                                mpl_cache=str(cache))
+        yield LocalTemplate(z.socket, str(cache)) if z is not None and cache.is_dir() else None
+    finally:
+        if z is not None:
+            z.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
 class _Grader:
     """O estado de uma rodada num processo trabalhador: pasta local, laço asyncio, kernels."""
 
@@ -193,11 +233,17 @@ class _Grader:
                     p.parent.mkdir(parents=True, exist_ok=True)
                     p.write_bytes(data)
             self.ws.state.mkdir(parents=True, exist_ok=True)
-            prebuild_matplotlib_cache(self.ws)
             cfg = SandboxConfig(enabled=course.use_sandbox, limits=course.limits, python=sys.executable)
-            self.zygote = _start_zygote(course, cfg, str(root), self.ws.mpl_cache)
-            if self.zygote is not None:
-                cfg.zygote = self.zygote.socket
+            shared = course.local_template
+            self.zygote = None
+            if shared is not None and os.path.exists(shared.socket) and os.path.isdir(shared.mpl_cache):
+                shutil.copytree(shared.mpl_cache, self.ws.mpl_cache)
+                cfg.zygote = shared.socket            # o molde do planejador (que o encerra no fim)
+            else:
+                prebuild_matplotlib_cache(self.ws.mpl_cache)
+                self.zygote = _start_zygote(course, cfg, str(root), self.ws.mpl_cache)
+                if self.zygote is not None:
+                    cfg.zygote = self.zygote.socket
             write_kernel_spec(cfg, self.ws.kernels_dir)
             self.infos = {a: self.ws.info(a, h) for a, h in course.source_hashes.items()}
         except BaseException:

@@ -198,3 +198,26 @@ def test_the_template_leaves_when_the_grader_closes_its_pipe(tmp_path):
     proc = z.proc
     z.close()
     assert proc.poll() is not None and not Path(z.dir).exists()
+
+
+def test_local_workers_ask_the_planners_template_for_kernels():
+    """Com o LocalCluster, o planejador inicia um molde só (worker/tasks.local_template), com o cache
+    de fontes pronto; o trabalhador não inicia o seu e o kernel.json dele aponta para o do planejador.
+    A pasta do molde some na saída; sem `wanted` (cluster de fora, sem sandbox) não há molde."""
+    from autograder.worker import tasks
+
+    with tasks.local_template("ag-teste-", sandbox.Limits(), wanted=False) as none:
+        assert none is None
+    with tasks.local_template("ag-teste-", sandbox.Limits()) as t:
+        assert t is not None and Path(t.socket).exists(), t
+        assert any(Path(t.mpl_cache).rglob("fontlist-*.json")), list(Path(t.mpl_cache).rglob("*"))
+        g = tasks._Grader(tasks.Course(prefix="ag-teste-", release={}, source_hashes={}, seed_db=b"",
+                                       local_template=t))
+        try:
+            assert g.zygote is None
+            spec = (g.ws.kernels_dir / sandbox.KERNEL_NAME / "kernel.json").read_text(encoding="utf-8")
+            assert json.dumps(t.socket)[1:-1] in spec, spec
+            assert any(g.ws.mpl_cache.rglob("fontlist-*.json"))
+        finally:
+            g.close()
+    assert not Path(t.socket).parent.exists()

@@ -432,7 +432,7 @@ async def _harness_after(curso, code: str) -> str | None:
     from autograder.box.kernel import SandboxKernel, harness_start_code, reset_harness
     from autograder.worker.tasks import prebuild_matplotlib_cache
     ws = curso["ws"]
-    prebuild_matplotlib_cache(ws)       # como num trabalhador: o kernel não escreve o cache de fontes
+    prebuild_matplotlib_cache(ws.mpl_cache)       # como num trabalhador: o kernel não escreve o cache de fontes
     run_dir = job.prepare_run_dir(ws, A, {})
     kernel = SandboxKernel(run_dir, [str(ws.kernels_dir)])
     try:
