@@ -496,6 +496,16 @@ _VOLATILE = {"sys": ("last_type", "last_value", "last_traceback", "last_exc", "e
              "matplotlib.pyplot": ("_REPL_DISPLAYHOOK", "_backend_mod", "draw_if_interactive")}
 # callbacks de eventos que o pyplot e o backend inline registram sozinhos na primeira figura
 _OWN_CALLBACKS = ("matplotlib.pyplot", "matplotlib_inline.")
+# o que o próprio torch embrulha ao importar o torch._dynamo (um teste que usa o FlopCounterMode o
+# importa): `torch._disable_dynamo` troca o atributo por um `inner` de torch/_compile.py cujo
+# `__wrapped__` é o original. Só esse embrulho não conta como mudança (qualquer outro ainda recicla).
+_DYNAMO_WRAPS = {"torch": ("manual_seed",)}
+
+
+def _dynamo_wrap(name, key, value, original_id):
+    code = getattr(value, "__code__", None)
+    return (key in _DYNAMO_WRAPS.get(name, ()) and id(getattr(value, "__wrapped__", None)) == original_id
+            and code is not None and code.co_filename.replace("\\", "/").endswith("torch/_compile.py"))
 
 
 def _module_attributes():
@@ -529,7 +539,8 @@ def _changed_modules(base):
         except TypeError:
             out.append(name)
             continue
-        if any(k not in now or id(now[k]) != v for k, v in attrs.items() if k not in _VOLATILE.get(name, ())):
+        if any(k not in now or (id(now[k]) != v and not _dynamo_wrap(name, k, now[k], v))
+               for k, v in attrs.items() if k not in _VOLATILE.get(name, ())):
             out.append(name)
     return out
 

@@ -456,6 +456,12 @@ async def _harness_after(curso, code: str) -> str | None:
     ("get_ipython().events.register('pre_run_cell', lambda *a: None)", "ganchos"),
     ("import numpy\nnumpy.isclose = lambda *a, **k: True", "numpy"),
     ("import builtins\nbuiltins.AssertionError = ValueError", "builtins"),
+    # o FlopCounterMode (oráculo do cap. 6) importa o torch._dynamo, que embrulha torch.manual_seed:
+    # esse embrulho do próprio torch não impede o reuso; outro embrulho com __wrapped__, sim
+    ("import torch\nfrom torch.utils.flop_counter import FlopCounterMode\nx = torch.ones(2, 2)\n"
+     "with FlopCounterMode(display=False) as fc:\n    x @ x\nassert fc.get_total_flops() == 16\n"
+     "assert torch.manual_seed.__wrapped__ is not None", None),
+    ("import functools, torch\ntorch.manual_seed = functools.wraps(torch.manual_seed)(lambda s: None)", "torch"),
 ])
 def test_any_interpreter_change_stops_reuse(curso, code, reason):
     """C2: o que o reset do IPython não desfaz (transformadores, exceções próprias, eventos,
