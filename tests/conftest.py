@@ -21,6 +21,7 @@ ele pede deixa a camada de fora (`-m "not sandbox"`), como o `make check` faz.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -96,11 +97,15 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: -HEAVY_FILES.get(_relative(item), 0))
 
 
-# `TESTS_CPU_LOG=arquivo.jsonl`: uma linha por teste com o tempo de relógio e a CPU que a máquina
-# inteira gastou durante ele (núcleo·s, do /proc/stat: kernels na sandbox, Chromium e pip
-# incluídos, que o /usr/bin/time não vê). Só diz o custo do teste numa máquina parada e com um
-# processo do pytest (`make e2e SLOW_WORKERS=1`); é o que mostra onde está a CPU da rodada.
+# `TESTS_CPU_LOG=arquivo.jsonl`: uma linha por teste com o tempo de relógio e a CPU gasta durante
+# ele (núcleo·s: kernels na sandbox, Chromium e pip incluídos, que o /usr/bin/time não vê). Como
+# root num cgroup v1 com o controlador cpuacct, cada processo do pytest entra num grupo seu e a
+# CPU é a dele e a dos seus descendentes (as caixas dos kernels nascem dentro dele), mesmo com os
+# 3 processos do `make e2e` ao mesmo tempo (`"fonte": "cgroup"`). Sem isso, a CPU da máquina
+# inteira (/proc/stat), que só vale numa máquina parada e com um processo (`make e2e
+# SLOW_WORKERS=1`). Somar por arquivo mostra onde está a CPU da rodada (bench/results.md).
 CPU_LOG = os.environ.get("TESTS_CPU_LOG")
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 
 def _machine_cpu() -> float:
@@ -109,17 +114,43 @@ def _machine_cpu() -> float:
     return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")     # sem idle e iowait
 
 
+@functools.cache
+def _cpu_counter():
+    """(fonte, função que dá os núcleo·s até agora): o grupo cpuacct deste processo, ou a máquina."""
+    try:
+        own = next(line.split(":", 2)[2].strip() for line in Path("/proc/self/cgroup").read_text().splitlines()
+                   if "cpuacct" in line.split(":", 2)[1].split(","))
+        group = CPUACCT / own.lstrip("/") / f"testes-{os.getpid()}"
+        group.mkdir(exist_ok=True)
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+        atexit.register(_leave, group)
+        usage = group / "cpuacct.usage"
+        return "cgroup", lambda: int(usage.read_text()) / 1e9
+    except (OSError, StopIteration, IndexError):
+        return "máquina", _machine_cpu
+
+
+def _leave(group: Path) -> None:
+    """Volta ao grupo de cima e apaga o grupo (só sai se nenhum descendente ficou nele)."""
+    try:
+        (group.parent / "cgroup.procs").write_text(str(os.getpid()))
+        group.rmdir()
+    except OSError:
+        pass
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     if not CPU_LOG:
         yield
         return
-    cpu, wall = _machine_cpu(), time.monotonic()
+    source, counter = _cpu_counter()
+    cpu, wall = counter(), time.monotonic()
     yield
     line = {"test": item.nodeid, "wall_s": round(time.monotonic() - wall, 3),
-            "machine_cpu_s": round(_machine_cpu() - cpu, 2)}
+            "cpu_s": round(counter() - cpu, 2), "fonte": source}
     with open(CPU_LOG, "a", encoding="utf-8") as f:
-        f.write(json.dumps(line) + "\n")
+        f.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 def _relative(item) -> str:
