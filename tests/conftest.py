@@ -131,9 +131,16 @@ def _cpu_counter():
 
 
 def _leave(group: Path) -> None:
-    """Volta ao grupo de cima e apaga o grupo (só sai se nenhum descendente ficou nele)."""
+    """Volta ao grupo de cima e apaga o grupo com as caixas vazias que ficaram nele (de trabalhadores
+    mortos de propósito pelos testes); com um processo ainda dentro, o grupo fica."""
     try:
         (group.parent / "cgroup.procs").write_text(str(os.getpid()))
+        for child in group.iterdir():
+            if child.is_dir():
+                try:
+                    child.rmdir()
+                except OSError:
+                    pass
         group.rmdir()
     except OSError:
         pass
