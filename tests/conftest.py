@@ -105,7 +105,6 @@ def pytest_collection_modifyitems(config, items):
 # inteira (/proc/stat), que só vale numa máquina parada e com um processo (`make e2e
 # SLOW_WORKERS=1`). Somar por arquivo mostra onde está a CPU da rodada (bench/results.md).
 CPU_LOG = os.environ.get("TESTS_CPU_LOG")
-CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 
 def _machine_cpu() -> float:
@@ -116,23 +115,25 @@ def _machine_cpu() -> float:
 
 @functools.cache
 def _cpu_counter():
-    """(fonte, função que dá os núcleo·s até agora): o grupo cpuacct deste processo, ou a máquina."""
+    """(fonte, função que dá os núcleo·s até agora): um grupo cpuacct deste processo, dentro do dele
+    (achado como a sandbox acha os seus, box/cgroup.py), ou a máquina."""
+    from autograder.box.sandbox import box_backend
+
+    backend, _why = box_backend()
+    name = f"testes-{os.getpid()}"
     try:
-        own = next(line.split(":", 2)[2].strip() for line in Path("/proc/self/cgroup").read_text().splitlines()
-                   if "cpuacct" in line.split(":", 2)[1].split(","))
-        group = CPUACCT / own.lstrip("/") / f"testes-{os.getpid()}"
+        group = backend.bases["cpuacct"] / name
         group.mkdir(exist_ok=True)
         (group / "cgroup.procs").write_text(str(os.getpid()))
-        atexit.register(_leave, group)
-        usage = group / "cpuacct.usage"
-        return "cgroup", lambda: int(usage.read_text()) / 1e9
-    except (OSError, StopIteration, IndexError):
+    except (AttributeError, KeyError, OSError):     # sem cgroup, v2 ou sem o controlador cpuacct
         return "máquina", _machine_cpu
+    atexit.register(_leave, group)
+    return "cgroup", lambda: backend.cpu_usage(name)
 
 
 def _leave(group: Path) -> None:
-    """Volta ao grupo de cima e apaga o grupo com as caixas vazias que ficaram nele (de trabalhadores
-    mortos de propósito pelos testes); com um processo ainda dentro, o grupo fica."""
+    """Volta ao grupo de cima e apaga o grupo com as caixas vazias que ficaram nele; com um
+    processo ainda dentro, o grupo fica."""
     try:
         (group.parent / "cgroup.procs").write_text(str(os.getpid()))
         for child in group.iterdir():
