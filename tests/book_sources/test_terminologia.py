@@ -275,11 +275,20 @@ def notebook_sources() -> list[Trecho]:
     return fontes
 
 
+def _literal(forma: str) -> str:
+    """O maior pedaço literal da forma (em minúsculas): um trecho sem ele não casa com a regra."""
+    pedacos = [w.split("…")[0] for w in re.split(r"\s+", forma.strip()) if w != "(…)"]
+    return max(pedacos, key=len).lower()
+
+
 def _achados(fontes: list[Trecho], formas) -> list[str]:
-    regras = [(f, pattern(f)) for f in formas]
+    regras = [(f, pattern(f), _literal(f)) for f in formas]
     achados = []
     for nome, primeira, texto in fontes:
-        for forma, rx in regras:
+        baixo = texto.lower()
+        for forma, rx, literal in regras:
+            if literal not in baixo:      # o filtro só poupa a regex: o achado é o mesmo
+                continue
             for m in rx.finditer(texto):
                 num = primeira + texto.count("\n", 0, m.start())
                 achados.append(f"{nome}, linha {num}: {' '.join(m.group(0).split())!r} "

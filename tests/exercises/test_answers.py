@@ -62,6 +62,13 @@ def _without_demos(cells):
     return keep
 
 
+# Células cujo veredito depende só do texto das células até elas e cujo único efeito são os nomes
+# que atribuem (nb_harness.run, `memo`): o treino de 250 passos do cap. 8 (~2,5 s de CPU) roda
+# uma vez por processo para as respostas que só trocam células depois dele (cabeça, temperatura),
+# em vez de uma vez por resposta. Quem troca uma célula antes dele treina de novo.
+MEMO = {"08-modelo-de-linguagem": frozenset({"test_treino"})}
+
+
 def run_answer(slug, answer):
     """{grade_id da célula de testes: exceção ou None} com as células da resposta trocadas."""
     cells = copy.deepcopy(fontes.load(slug).cells)
@@ -69,7 +76,8 @@ def run_answer(slug, answer):
     unknown = set(answer.cells) - solution_ids
     assert not unknown, f"{slug}: células que não são de solução: {sorted(unknown)}"
     cells = _without_demos(cells)
-    result = run(cells, replace=lambda c: answer.cells.get(meta(c)["grade_id"], c.source))
+    result = run(cells, replace=lambda c: answer.cells.get(meta(c)["grade_id"], c.source),
+                 memo=MEMO.get(slug, frozenset()))
     return {g: result.get(g, KeyError("a célula não rodou")) for g in _graded(cells)}
 
 

@@ -26,25 +26,40 @@ def meta(cell) -> dict:
     return cell.metadata["nbgrader"]
 
 
-def run(cells, replace=None, stop=None) -> dict:
+def run(cells, replace=None, stop=None, memo=frozenset()) -> dict:
     """Roda as células de código em ordem; devolve {grade_id: exceção ou None}.
 
     Com `stop`, para na célula `stop` e pula as outras células de teste (elas
     não definem nada que as seguintes usem), para o cenário custar só o necessário.
+
+    `memo`: grade_ids de células cujo único efeito é o veredito e os nomes que elas atribuem
+    (quem chama garante: p.ex. o treino do cap. 8, que sorteia com gerador próprio dentro de
+    `fork_rng` e devolve o número de threads). Uma célula dessas roda uma vez por processo para
+    cada texto de todas as células até ela, inclusive; nas outras vezes, o veredito e os nomes
+    que ela atribuiu (cópias) voltam sem rodá-la. O mesmo texto dá o mesmo resultado: as
+    células são deterministas (sementes fixas).
     """
     import os
 
     env = dict(os.environ)      # o que as células põem no ambiente fica no "kernel", não no pytest
     try:
-        return _run(cells, replace, stop)
+        return _run(cells, replace, stop, memo)
     finally:
         os.environ.clear()
         os.environ.update(env)
 
 
-def _run(cells, replace, stop) -> dict:
+# {(grade_id, sha256 do texto das células até ela): (exceção ou None, {nome: valor atribuído})}
+_MEMO: dict[tuple[str, str], tuple[BaseException | None, dict]] = {}
+
+
+def _run(cells, replace, stop, memo) -> dict:
+    import copy
+    import hashlib
+
     ns: dict = {}
     result = {}
+    seen = hashlib.sha256()
     for n, cell in enumerate(cells):
         if cell.cell_type != "code":
             continue
@@ -52,6 +67,15 @@ def _run(cells, replace, stop) -> dict:
         if stop and meta(cell).get("grade") and gid != stop:
             continue
         src = replace(cell) if replace else cell.source
+        seen.update(f"{len(src)}:{src}".encode())
+        key = (gid, seen.hexdigest())
+        if gid in memo and key in _MEMO:
+            result[gid], assigned = _MEMO[key]
+            ns.update(copy.deepcopy(assigned))
+            if gid == stop:
+                break
+            continue
+        before = dict(ns) if gid in memo else None
         fname = f"<celula-{n}-{gid}>"
         linecache.cache[fname] = (len(src), None, src.splitlines(keepends=True), fname)
         try:
@@ -62,6 +86,12 @@ def _run(cells, replace, stop) -> dict:
             result[gid] = e
         finally:
             plt.close("all")
+        if before is not None:
+            assigned = {k: v for k, v in ns.items() if k not in before or before[k] is not v}
+            try:
+                _MEMO[key] = (result[gid], copy.deepcopy(assigned))
+            except Exception:  # noqa: BLE001 - um valor que não se copia: essa célula sempre roda
+                pass
         if gid == stop:
             break
     return result
