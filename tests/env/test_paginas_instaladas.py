@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from venv_util import ROOT, bin_path, cached_venv, errors, execute, fresh_venv_over, run
+from venv_util import NBCLIENT_PRELUDE, ROOT, bin_path, cached_venv, errors, execute, fresh_venv_over, run
 
 pytestmark = pytest.mark.slow
 SOURCES = ROOT / "_build" / "html" / "_sources" / "book"
@@ -99,7 +99,7 @@ def test_failed_install_stops_with_a_portuguese_message(tmp_path):
     first.source = INSTALL_LINE.sub('%pip install --quiet --no-index "atencao @ file:///nao/existe"', first.source)
     nb.cells = [first, nbformat.v4.new_code_cell("import atencao")]
     nbformat.write(nb, tmp_path / "c.ipynb")
-    code = ("import sys, nbformat\n"
+    code = (NBCLIENT_PRELUDE + "import sys, nbformat\n"
             "from nbclient import NotebookClient\n"
             "from nbclient.exceptions import CellExecutionError\n"
             "nb = nbformat.read(sys.argv[1], as_version=4)\n"

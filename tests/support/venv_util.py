@@ -126,10 +126,17 @@ def fresh_venv_over(base_venv: Path, dest: Path) -> Path:
     return dest
 
 
+# O começo dos programas que rodam um caderno com o nbclient de um ambiente novo (`python -c`):
+# o nbformat importa o jsonschema, que monta as gramáticas do rfc3987_syntax (~1 s de CPU por
+# processo, só para validar IRIs, o que nenhum caderno usa); o corretor faz o mesmo
+# (autograder/__init__.py). O kernel, um processo à parte, não é tocado.
+NBCLIENT_PRELUDE = "import sys\nsys.modules.setdefault('rfc3987_syntax', None)\n"
+
+
 def execute(venv: Path, notebook: Path, cwd: Path, timeout: int = 600) -> "nbformat.NotebookNode":
     """Roda o caderno com o nbclient do ambiente (o que vem com o jupyterlab) e o kernel dele."""
     out = notebook.with_name(notebook.stem + "-executado.ipynb")
-    code = (
+    code = NBCLIENT_PRELUDE + (
         "import sys, nbformat\n"
         "from nbclient import NotebookClient\n"
         "nb = nbformat.read(sys.argv[1], as_version=4)\n"
