@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from venv_util import NBCLIENT_PRELUDE, ROOT, bin_path, cached_venv, clean_env, fresh_venv_over, requirement_lines, run
+from venv_util import ROOT, bin_path, cached_venv, clean_env, fresh_venv_over, keep_going_code, requirement_lines, run
 
 pytestmark = pytest.mark.slow
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
@@ -86,15 +86,7 @@ def _cell(wheel: Path, index_url: str) -> str:
 def _execute(venv: Path, work: Path, cells: list[str], env: dict[str, str], timeout: int):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nbformat.write(nb, work / "c.ipynb")
-    code = (NBCLIENT_PRELUDE + "import sys, nbformat\n"
-            "from nbclient import NotebookClient\n"
-            "from nbclient.exceptions import CellExecutionError\n"
-            "nb = nbformat.read(sys.argv[1], as_version=4)\n"
-            "try:\n"
-            "    NotebookClient(nb, timeout=900, kernel_name='python3').execute()\n"
-            "except CellExecutionError:\n"
-            "    pass\n"
-            "nbformat.write(nb, sys.argv[1])\n")
+    code = keep_going_code(900)
     t0 = time.monotonic()
     r = subprocess.run([str(bin_path(venv, "python")), "-c", code, str(work / "c.ipynb")], cwd=work,
                        env=env, capture_output=True, text=True, timeout=timeout)

@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from venv_util import NBCLIENT_PRELUDE, ROOT, bin_path, cached_venv, errors, execute, fresh_venv_over, run
+from venv_util import ROOT, bin_path, cached_venv, errors, execute, fresh_venv_over, keep_going_code, run
 
 pytestmark = pytest.mark.slow
 SOURCES = ROOT / "_build" / "html" / "_sources" / "book"
@@ -99,15 +99,7 @@ def test_failed_install_stops_with_a_portuguese_message(tmp_path):
     first.source = INSTALL_LINE.sub('%pip install --quiet --no-index "atencao @ file:///nao/existe"', first.source)
     nb.cells = [first, nbformat.v4.new_code_cell("import atencao")]
     nbformat.write(nb, tmp_path / "c.ipynb")
-    code = (NBCLIENT_PRELUDE + "import sys, nbformat\n"
-            "from nbclient import NotebookClient\n"
-            "from nbclient.exceptions import CellExecutionError\n"
-            "nb = nbformat.read(sys.argv[1], as_version=4)\n"
-            "try:\n"
-            "    NotebookClient(nb, timeout=300, kernel_name='python3').execute()\n"
-            "except CellExecutionError:\n"
-            "    pass\n"
-            "nbformat.write(nb, sys.argv[1])\n")
+    code = keep_going_code(300)
     run([bin_path(venv, "python"), "-c", code, tmp_path / "c.ipynb"], timeout=600, cwd=tmp_path)
     done = nbformat.read(tmp_path / "c.ipynb", as_version=4)
     errs = [o for o in done.cells[0].outputs if o.output_type == "error"]

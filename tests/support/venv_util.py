@@ -133,6 +133,21 @@ def fresh_venv_over(base_venv: Path, dest: Path) -> Path:
 NBCLIENT_PRELUDE = "import sys\nsys.modules.setdefault('rfc3987_syntax', None)\n"
 
 
+def keep_going_code(timeout: int) -> str:
+    """O programa (`python -c`, argv[1] = o caderno) que roda o caderno com o nbclient do ambiente e
+    o grava no mesmo arquivo, com as saídas, também quando uma célula falha (quem chama lê o erro)."""
+    return NBCLIENT_PRELUDE + (
+        "import sys, nbformat\n"
+        "from nbclient import NotebookClient\n"
+        "from nbclient.exceptions import CellExecutionError\n"
+        "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+        "try:\n"
+        f"    NotebookClient(nb, timeout={int(timeout)}, kernel_name='python3').execute()\n"
+        "except CellExecutionError:\n"
+        "    pass\n"
+        "nbformat.write(nb, sys.argv[1])\n")
+
+
 def execute(venv: Path, notebook: Path, cwd: Path, timeout: int = 600) -> "nbformat.NotebookNode":
     """Roda o caderno com o nbclient do ambiente (o que vem com o jupyterlab) e o kernel dele."""
     out = notebook.with_name(notebook.stem + "-executado.ipynb")
