@@ -203,11 +203,47 @@ def sanitize(html_text) -> str:
                         strip=True, strip_comments=True)
 
 
+# O que o pygments escreve ao colorir código: só estas marcas, com o texto escapado (&lt; &gt;
+# &amp; &quot; &#39;). Código colorido que só tem delas vai sem passar pelo bleach, que nas
+# páginas de retorno era ~40 % do tempo (a célula de preparação tem dezenas de milhares de
+# <span>); qualquer outra marca passa por `sanitize`, como antes.
+_PYGMENTS_TAG = re.compile(r'</?(?:div|pre|span)(?: class="[\w .-]*")?>')
+IMAGE_ALT = "Figura gerada pelo notebook"
+_IMG_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)", re.I)
+
+
+def clean_code(highlighted) -> str:
+    """O filtro `clean_code` do modelo: o código colorido pelo pygments, ou filtrado por `sanitize`
+    se tiver qualquer marca que o pygments não escreve."""
+    text = str(highlighted)
+    return text if "<" not in _PYGMENTS_TAG.sub("", text) else sanitize(text)
+
+
 def _exporter():
     from nbconvert import HTMLExporter
+    from nbconvert.exporters.templateexporter import TemplateExporter
+    from nbconvert.filters.highlight import Highlight2HTML
+    from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
     from traitlets.config import Config
+
+    class FeedbackExporter(HTMLExporter):
+        """O HTMLExporter sem a releitura da página inteira pelo BeautifulSoup (~25 % do tempo de
+        uma página): ela só punha um texto alternativo em inglês nas imagens sem um (aqui, em
+        português, `IMAGE_ALT`) e `tabindex` em classes do modelo `lab`, que este não usa."""
+
+        def from_notebook_node(self, nb, resources=None, **kw):
+            lang = nb.metadata.get("language_info", {})
+            if "highlight_code" not in self.filters:
+                self.register_filter("highlight_code", Highlight2HTML(
+                    pygments_lexer=lang.get("pygments_lexer", lang.get("name")), parent=self))
+            resources = self._init_resources(resources)
+            self.register_filter("filter_data_type", WidgetsDataTypeFilter(
+                notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+            page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+            return _IMG_WITHOUT_ALT.sub(f'<img alt="{IMAGE_ALT}"', page), resources
+
     c = Config()
-    c.HTMLExporter.filters = {"clean_html": sanitize, "render_math": render_math}
+    c.HTMLExporter.filters = {"clean_html": sanitize, "clean_code": clean_code, "render_math": render_math}
     c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
     c.HTMLExporter.template_name = "feedback_ptbr"
     c.HTMLExporter.language_code = "pt"          # o nbconvert só aceita ISO 639-1
@@ -215,7 +251,7 @@ def _exporter():
     # células travadas (o texto do curso, restaurado da versão distribuída por student_view)
     # são renderizadas sem filtro (modelo feedback_ptbr)
     c.HTMLExporter.sanitize_html = True
-    return HTMLExporter(config=c)
+    return FeedbackExporter(config=c)
 
 
 def _status_text(row: Row) -> tuple[str, list[str]]:

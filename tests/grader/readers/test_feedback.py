@@ -39,9 +39,18 @@ class _Tags(HTMLParser):
             self.scripts[-1] += data
 
 
+def _parsed(page: str) -> _Tags:
+    p = _Tags()
+    p.feed(page)
+    return p
+
+
 ATTACK = ('<script>steal()</script><img src=x onerror="alert(1)">'
           '<img src="https://evil.example/t.png"><a href="javascript:alert(3)">clique</a>'
           '<iframe src="https://evil.example/"></iframe><b onmouseover="alert(4)">negrito</b>')
+
+# código do aluno que tenta fechar o <pre> do realce e abrir HTML seu
+CODE_ATTACK = 'x = "</pre></div><script>steal()</script>"  # <img src=x onload=steal()>\n%timeit x'
 
 
 def _cell(kind, source, **nbg):
@@ -63,6 +72,7 @@ def _notebooks(answer: str, html_out: str):
     graded.cells[2].outputs = [nbformat.v4.new_output(
         "display_data", data={"text/html": html_out, "text/plain": "x"})]
     graded.cells.append(_cell("md", "Minha célula: " + ATTACK))        # célula que o aluno criou
+    graded.cells.append(_cell("code", CODE_ATTACK))                     # e uma de código
     return release, graded
 
 
@@ -131,3 +141,29 @@ def test_math_written_as_mathml_is_safe_and_small():
     evil = render_math(r"<p>$\href{javascript:alert(1)}{x}$ $\style{color:red}{y}$ "
                        r"$\text{&lt;script&gt;alert(2)&lt;/script&gt;}$</p>")
     assert "<math" in evil and "javascript" not in evil and "style=" not in evil and "<script" not in evil
+
+
+def test_student_code_is_shown_escaped_and_every_image_says_what_it_is(pages):
+    """O código do aluno vai colorido (pygments) e escapado, não como HTML; nenhuma imagem fica sem
+    texto alternativo, e o texto é em português."""
+    from autograder.readers.feedback import IMAGE_ALT
+    for page in pages.values():
+        assert "&lt;/pre&gt;&lt;/div&gt;&lt;script&gt;steal()&lt;/script&gt;" in page
+        assert "timeit" in page and "<script>steal()" not in page
+        imgs = [attrs for tag, attrs in _parsed(page).tags if tag == "img"]
+        assert imgs and all(a.get("alt") for a in imgs), imgs
+        assert "No description" not in page and IMAGE_ALT in page
+
+
+def test_code_with_a_tag_pygments_does_not_write_goes_through_the_sanitizer():
+    """`clean_code` só deixa passar sem o bleach o que o pygments escreve (div, pre, span com
+    classe); qualquer outra marca passa pelo filtro."""
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    from autograder.readers.feedback import clean_code
+    colored = Highlight2HTML(pygments_lexer="ipython3")(CODE_ATTACK)
+    assert clean_code(colored) == colored
+    forged = '<div class="highlight"><pre><span class="n">x</span><script>steal()</script>' \
+             '<span onclick="alert(1)">y</span></pre></div>'
+    out = clean_code(forged)
+    assert "<script" not in out and "onclick" not in out and ">x</span>" in out
