@@ -29,7 +29,7 @@ import pytest
 
 from browser_util import (
     DESKTOP, MIN_FIGURE_TEXT_PX, PHONE, ROOT, SCREENSHOTS, Recorder,
-    chapters, strip_url, toc_files, wait_ready,
+    axe_violations, chapters, strip_url, toc_files, wait_ready,
 )
 
 pytestmark = pytest.mark.slow
@@ -201,6 +201,24 @@ def test_no_wcag_violation_reported_by_axe(reports, page):
     violations = reports[page].axe
     assert not violations, f"{page}: violações WCAG 2 A/AA (axe-core):\n  " + "\n  ".join(
         f"{v['id']} ({v['impact']}): {v['help']} em {v['nodes']}" for v in violations)
+
+
+def test_axe_finds_what_it_should_in_the_whole_page_or_in_one_part(browser):
+    """O verificador usado acima e nas figuras (`axe_violations`) acha violações de verdade, na
+    página inteira ou só dentro de um seletor, e a segunda chamada na mesma página (o axe já
+    injetado) dá o mesmo resultado."""
+    context = browser.new_context(viewport=DESKTOP, locale="pt-BR")
+    page = context.new_page()
+    page.set_content('<html lang="pt-BR"><head><title>t</title></head><body><main>'
+                     '<div id="ruim"><button></button><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="></div>'
+                     '<div id="boa"><button>Tocar</button></div></main></body></html>')
+    try:
+        ids = {v["id"] for v in axe_violations(page)}
+        assert {"button-name", "image-alt"} <= ids, ids
+        assert {v["id"] for v in axe_violations(page, "#ruim")} == ids
+        assert axe_violations(page, "#boa") == []
+    finally:
+        context.close()
 
 
 def test_theme_button_toggles_between_light_and_dark_in_one_click(tab, site):

@@ -350,19 +350,23 @@ def figure_text_px() -> float:
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
-def axe_violations(page) -> list[dict]:
-    """Violações das regras WCAG 2 A/AA do axe-core (que vem dentro do axe-playwright-python)."""
+def axe_violations(page, context: str | None = None) -> list[dict]:
+    """Violações das regras WCAG 2 A/AA do axe-core (que vem dentro do axe-playwright-python), na
+    página inteira ou só dentro de `context` (um seletor CSS). O axe (~560 kB) entra na página uma
+    vez: a segunda chamada na mesma página (antes e depois de mexer numa figura) só roda as regras."""
     from axe_playwright_python.sync_playwright import Axe
 
-    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": WCAG_TAGS},
-                                       "resultTypes": ["violations"],
-                                       # sem pré-carregar as folhas de estilo: o axe 4.12 resolve o
-                                       # @import do tema (../basic.css) a partir da página, não da
-                                       # folha, e pede um arquivo que não existe (404 no console)
-                                       "preload": False})
+    if not page.evaluate("typeof axe === 'object' && typeof axe.run === 'function'"):
+        page.evaluate(Axe().axe_script)
+    options = {"runOnly": {"type": "tag", "values": WCAG_TAGS}, "resultTypes": ["violations"],
+               # sem pré-carregar as folhas de estilo: o axe 4.12 resolve o @import do tema
+               # (../basic.css) a partir da página, não da folha, e pede um arquivo que não existe
+               # (404 no console)
+               "preload": False}
+    response = page.evaluate("([contexto, opcoes]) => axe.run(contexto ?? document, opcoes)", [context, options])
     return [{"id": v["id"], "impact": v.get("impact"), "help": v.get("help"),
              "nodes": [n.get("target") for n in v.get("nodes", [])][:5]}
-            for v in results.response.get("violations", [])]
+            for v in response.get("violations", [])]
 
 
 def wait_ready(page):

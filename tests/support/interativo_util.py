@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from browser_util import WCAG_TAGS
+from browser_util import axe_violations
 
 CASOS: list["Caso"] = []
 
@@ -143,10 +143,4 @@ def sem_problemas(report):
 
 def axe_na_figura(page, nome: str) -> list:
     """Violações WCAG 2 A/AA do axe-core dentro da figura `nome`."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    res = Axe().run(page, context=f'div.interativo[data-figura="{nome}"]',
-                    options={"runOnly": {"type": "tag", "values": WCAG_TAGS},
-                             "resultTypes": ["violations"], "preload": False})
-    return [{"id": v["id"], "help": v.get("help"), "nodes": [n.get("target") for n in v.get("nodes", [])][:4]}
-            for v in res.response.get("violations", [])]
+    return axe_violations(page, f'div.interativo[data-figura="{nome}"]')
