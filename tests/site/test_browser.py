@@ -29,7 +29,7 @@ import pytest
 
 from browser_util import (
     DESKTOP, MIN_FIGURE_TEXT_PX, PHONE, ROOT, SCREENSHOTS, Recorder,
-    axe_violations, chapters, strip_url, toc_files, wait_ready,
+    axe_violations, chapters, contrast_ratio, page_axe_violations, strip_url, toc_files, wait_ready,
 )
 
 pytestmark = pytest.mark.slow
@@ -217,8 +217,21 @@ def test_axe_finds_what_it_should_in_the_whole_page_or_in_one_part(browser):
         assert {"button-name", "image-alt"} <= ids, ids
         assert {v["id"] for v in axe_violations(page, "#ruim")} == ids
         assert axe_violations(page, "#boa") == []
+        # o relatório de cada página mede o contraste dos blocos de código por par de cores
+        page.set_content('<html lang="pt-BR"><head><title>t</title></head><body><main>'
+                         '<div class="highlight" style="background: #fff"><pre><span style="color: #ccc">x = 1'
+                         '</span> <span style="color: #000">y</span></pre></div></main></body></html>')
+        found = page_axe_violations(page)
+        assert [v["id"] for v in found] == ["color-contrast"] and found[0]["nodes"] == ["x = 1"], found
+        assert "1,61:1" in found[0]["help"].replace(".", ","), found
     finally:
         context.close()
+
+
+def test_contrast_ratio_is_the_wcag_one():
+    assert contrast_ratio("rgb(0, 0, 0)", "rgb(255, 255, 255)") == pytest.approx(21.0)
+    assert contrast_ratio("rgb(118, 118, 118)", "rgb(255, 255, 255)") == pytest.approx(4.54, abs=0.01)
+    assert contrast_ratio("rgba(0, 0, 0, 0)", "rgb(255, 255, 255)") == pytest.approx(1.0)
 
 
 def test_theme_button_toggles_between_light_and_dark_in_one_click(tab, site):
