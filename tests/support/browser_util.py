@@ -423,11 +423,10 @@ def contrast_ratio(color: str, background: str) -> float:
 def code_contrast_violations(page, minimum: float = 4.5) -> list[dict]:
     """Cada combinação de cor de texto e fundo dos blocos de código abaixo de `minimum`:1 (WCAG
     1.4.3, texto de tamanho normal), no formato de `axe_violations`."""
-    pairs = page.evaluate(CODE_COLORS_JS, CODE)
-    bad = [(c, f, t) for c, f, t in pairs if contrast_ratio(c, f) < minimum]
+    rated = [(contrast_ratio(c, f), c, f, t) for c, f, t in page.evaluate(CODE_COLORS_JS, CODE)]
     return [{"id": "color-contrast", "impact": "serious",
-             "help": f"código com contraste {contrast_ratio(c, f):.2f}:1 ({c} sobre {f})", "nodes": [t]}
-            for c, f, t in bad]
+             "help": f"código com contraste {r:.2f}:1 ({c} sobre {f})", "nodes": [t]}
+            for r, c, f, t in rated if r < minimum]
 
 
 def page_axe_violations(page) -> list[dict]:
