@@ -25,7 +25,7 @@ import sys
 
 import pytest
 
-from venv_util import ROOT, bin_path, cached_venv, clean_env, errors, execute, run, stop
+from venv_util import ROOT, bin_path, cached_venv, clean_env, errors, execute, run, start_lab, stop
 
 REQUIREMENTS = ROOT / "requirements-aluno.txt"
 CHAPTER_DOWNLOAD = ROOT / "_build" / "html" / "_sources" / "book" / "parte1" / "04-softmax.ipynb"
@@ -81,18 +81,9 @@ def test_copy_exercises_outside_the_clone_keeps_answers(student_venv, tmp_path):
     assert bad.returncode == 2 and "fora do repositório" in bad.stderr, bad.stderr
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_student_jupyterlab_of_the_full_env_hides_instructor_extensions(tmp_path):
     """`make lab-aluno`: o JupyterLab do ambiente completo, sem formgrader nem criar tarefa."""
     import os
-    import time
     import urllib.error
     import urllib.request
 
@@ -103,13 +94,8 @@ def test_student_jupyterlab_of_the_full_env_hides_instructor_extensions(tmp_path
     env = dict(os.environ)
     env.update(dict(kv.split("=", 1) for kv in launch.split() if "=" in kv and kv.startswith("JUPYTER_")))
     assert env["JUPYTER_PREFER_ENV_PATH"] == "0" and env["JUPYTER_CONFIG_DIR"].endswith(".cache/jupyter-aluno")
-    port, token = _free_port(), "teste-aluno"
-    server = subprocess.Popen(
-        [str(ROOT / ".venv" / "bin" / "jupyter"), "lab", "--no-browser", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
-         *(["--allow-root"] if os.geteuid() == 0 else [])],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    token = "teste-aluno"
+    server, base = start_lab(ROOT / ".venv" / "bin" / "jupyter", tmp_path, env, token, tmp_path / "runtime")
 
     def get(path):
         try:
@@ -119,15 +105,6 @@ def test_student_jupyterlab_of_the_full_env_hides_instructor_extensions(tmp_path
             return e.code, ""
 
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                if get("/api/status")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline and server.poll() is None, "o JupyterLab não subiu"
-            time.sleep(1)
         status, page = get("/lab")
         assert status == 200
         config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',

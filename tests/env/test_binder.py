@@ -149,40 +149,16 @@ def test_binder_opens_markdown_pages_as_notebooks(binder):
 def test_binder_link_shows_the_chapter_without_myst_in_jupyterlab(binder, browser, tmp_path):
     """O que o botão do Binder abre, no JupyterLab do ambiente e no Chromium: um
     caderno com as células do capítulo e o texto renderizado sem MyST."""
-    import os
-    import socket
-    import subprocess
-    import time
-    import urllib.request
-
-    from venv_util import clean_env
+    from venv_util import clean_env, start_lab
 
     venv, repo = binder
     target = binder_link(DOCNAME)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     token = "teste-binder"
     env = clean_env()
     env["JUPYTER_CONFIG_DIR"] = str(tmp_path / "config")   # nada da configuração desta máquina
     env["JUPYTER_DATA_DIR"] = str(tmp_path / "data")
-    server = subprocess.Popen(
-        [str(bin_path(venv, "jupyter")), "lab", "--no-browser", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={repo}",
-         *(["--allow-root"] if os.geteuid() == 0 else [])],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    server, base = start_lab(bin_path(venv, "jupyter"), repo, env, token, tmp_path / "runtime")
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline and server.poll() is None, "o JupyterLab não subiu"
-            time.sleep(1)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         try:
             page.set_default_timeout(180_000)

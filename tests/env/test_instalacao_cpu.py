@@ -40,12 +40,13 @@ KERNEL_PINS = [ln for ln in requirement_lines(ROOT / "requirements.txt")
                if re.match(r"(ipykernel|nbclient|nbformat)==", ln)]
 
 
-def closed_port_url() -> str:
-    """Uma URL numa porta local sem ninguém ouvindo (conexão recusada na hora)."""
+@pytest.fixture(scope="module")
+def closed_url():
+    """Uma URL numa porta local sem ninguém ouvindo (conexão recusada na hora). A porta fica presa
+    (bind sem listen) enquanto o módulo roda: nenhum outro processo a pega no meio."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/whl/cpu"
+        yield f"http://127.0.0.1:{s.getsockname()[1]}/whl/cpu"
 
 
 @pytest.fixture(scope="module")
@@ -99,13 +100,13 @@ def _text(cell) -> str:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="o torch +cpu do índice do PyTorch é do Linux")
-def test_page_notebook_installs_the_pinned_cpu_torch_without_the_index(kernel_only, wheel, tmp_path):
+def test_page_notebook_installs_the_pinned_cpu_torch_without_the_index(kernel_only, wheel, closed_url, tmp_path):
     pins = baixar.student_pins()
     venv = fresh_venv_over(kernel_only, tmp_path / "leitor")
     env = clean_env()
     env["PATH"] = f"{bin_path(venv, 'python').parent}{os.pathsep}{env['PATH']}"
     nb, seconds = _execute(venv, tmp_path, [
-        _cell(wheel, closed_port_url()),
+        _cell(wheel, closed_url),
         "import torch, atencao; print('torch', torch.__version__)",
         "import importlib.metadata as md\n"
         "print(sorted(d.metadata['Name'] for d in md.distributions() if d.metadata['Name'].lower().startswith('nvidia')))",
@@ -120,13 +121,14 @@ def test_page_notebook_installs_the_pinned_cpu_torch_without_the_index(kernel_on
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="o torch +cpu do índice do PyTorch é do Linux")
-def test_page_notebook_stops_in_portuguese_without_index_and_without_wheel(kernel_only, wheel, tmp_path):
+def test_page_notebook_stops_in_portuguese_without_index_and_without_wheel(kernel_only, wheel, closed_url,
+                                                                           tmp_path):
     venv = fresh_venv_over(kernel_only, tmp_path / "leitor")
     env = clean_env()
     empty = tmp_path / "sem-rodas"
     empty.mkdir()
     env.update(PIP_FIND_LINKS=str(empty), PIP_NO_INDEX="1")   # nenhum lugar tem o torch +cpu
-    nb, seconds = _execute(venv, tmp_path, [_cell(wheel, closed_port_url()), "print('seguiu')"], env, timeout=600)
+    nb, seconds = _execute(venv, tmp_path, [_cell(wheel, closed_url), "print('seguiu')"], env, timeout=600)
     errs = [o for o in nb.cells[0].outputs if o.output_type == "error"]
     assert errs and errs[0].ename == "InstalacaoFalhou", nb.cells[0].outputs
     assert "requirements-aluno.txt" in errs[0].evalue and "não respondeu" in errs[0].evalue

@@ -89,6 +89,18 @@ def test_page_notebook_runs_where_it_is_opened(page, wheel, reader_venv, tmp_pat
     assert str(reader_venv) in r.stdout and "site-packages" in r.stdout, r.stdout
 
 
+def test_the_harness_kernel_takes_no_tcp_port(reader_venv, tmp_path):
+    """O kernel da bancada fala pelo transporte `ipc`: nenhuma porta TCP escolhida, solta e pega
+    depois, que outro teste em paralelo poderia tomar antes dele (venv_util.NBCLIENT_PRELUDE)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "from ipykernel.kernelapp import IPKernelApp\n"
+        "app = IPKernelApp.instance()\n"
+        "print(app.transport)")])
+    nbformat.write(nb, tmp_path / "t.ipynb")
+    done = execute(reader_venv, tmp_path / "t.ipynb", tmp_path, timeout=300)
+    assert done.cells[0].outputs[0].text.strip() == "ipc", done.cells[0].outputs
+
+
 def test_failed_install_stops_with_a_portuguese_message(tmp_path):
     """Sem o pacote e sem como instalá-lo, a 1ª célula para e diz o que fazer."""
     if not PAGES:

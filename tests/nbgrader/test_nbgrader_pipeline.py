@@ -187,7 +187,11 @@ def graded(tmp_path_factory):
             dest = course / "submitted" / student / slug / f"{slug}.ipynb"
             dest.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(makers[student](slug), dest)
-    _nbgrader(course, "autograde", "*", "--force", "--Execute.timeout=120")
+    # ipc: sem portas TCP escolhidas, soltas e pegas depois pelo kernel, que outro teste em paralelo
+    # pode tomar no meio (tests/support/venv_util.py, NBCLIENT_PRELUDE); a nota não depende disso.
+    # Os sockets num caminho absoluto: o kernel roda na pasta do caderno, o nbgrader na do curso.
+    _nbgrader(course, "autograde", "*", "--force", "--Execute.timeout=120",
+              "--KernelManager.transport=ipc", f"--KernelManager.ip={course / 'k'}")
     scores = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for slug in SLUGS:

@@ -130,7 +130,26 @@ def fresh_venv_over(base_venv: Path, dest: Path) -> Path:
 # o nbformat importa o jsonschema, que monta as gramáticas do rfc3987_syntax (~1 s de CPU por
 # processo, só para validar IRIs, o que nenhum caderno usa); o corretor faz o mesmo
 # (autograder/__init__.py). O kernel, um processo à parte, não é tocado.
-NBCLIENT_PRELUDE = "import sys\nsys.modules.setdefault('rfc3987_syntax', None)\n"
+#
+# O kernel fala com o nbclient pelo transporte `ipc` (sockets Unix numa pasta só dele), não por TCP:
+# com TCP o jupyter_client escolhe portas livres, solta-as e o kernel as pega ~1 s depois; com os
+# testes em paralelo (clusters do Dask, Chromium, pip), outro processo pegou uma delas nesse meio
+# tempo ("Address already in use", "Kernel died before replying to kernel_info"), uma falha da
+# bancada e não do caderno. O transporte não muda nada do que o caderno faz. No Windows, TCP.
+NBCLIENT_PRELUDE = (
+    "import sys\nsys.modules.setdefault('rfc3987_syntax', None)\n"
+    "def notebook_client(nb, **kw):\n"
+    "    import atexit, os, shutil, tempfile\n"
+    "    from nbclient import NotebookClient\n"
+    "    from traitlets.config import Config\n"
+    "    c = Config()\n"
+    "    if os.name == 'posix':\n"
+    "        folder = tempfile.mkdtemp(prefix='k')\n"
+    "        atexit.register(shutil.rmtree, folder, True)\n"
+    "        c.KernelManager.transport = 'ipc'\n"
+    "        c.KernelManager.ip = os.path.join(folder, 'k')\n"
+    "    return NotebookClient(nb, kernel_name='python3', config=c, **kw)\n"
+)
 
 
 def keep_going_code(timeout: int) -> str:
@@ -138,11 +157,10 @@ def keep_going_code(timeout: int) -> str:
     o grava no mesmo arquivo, com as saídas, também quando uma célula falha (quem chama lê o erro)."""
     return NBCLIENT_PRELUDE + (
         "import sys, nbformat\n"
-        "from nbclient import NotebookClient\n"
         "from nbclient.exceptions import CellExecutionError\n"
         "nb = nbformat.read(sys.argv[1], as_version=4)\n"
         "try:\n"
-        f"    NotebookClient(nb, timeout={int(timeout)}, kernel_name='python3').execute()\n"
+        f"    notebook_client(nb, timeout={int(timeout)}).execute()\n"
         "except CellExecutionError:\n"
         "    pass\n"
         "nbformat.write(nb, sys.argv[1])\n")
@@ -153,10 +171,8 @@ def execute(venv: Path, notebook: Path, cwd: Path, timeout: int = 600) -> "nbfor
     out = notebook.with_name(notebook.stem + "-executado.ipynb")
     code = NBCLIENT_PRELUDE + (
         "import sys, nbformat\n"
-        "from nbclient import NotebookClient\n"
         "nb = nbformat.read(sys.argv[1], as_version=4)\n"
-        "NotebookClient(nb, timeout=300, kernel_name='python3',\n"
-        "               resources={'metadata': {'path': sys.argv[3]}}).execute()\n"
+        "notebook_client(nb, timeout=300, resources={'metadata': {'path': sys.argv[3]}}).execute()\n"
         "nbformat.write(nb, sys.argv[2])\n"
     )
     import nbformat   # aqui, não no topo: `python venv_util.py` roda sem nada além da biblioteca padrão
@@ -170,6 +186,45 @@ def errors(nb) -> list[str]:
     return [f"{o.ename}: {o.evalue}" for c in nb.cells if c.cell_type == "code"
             and "raises-exception" not in c.metadata.get("tags", [])
             for o in c.get("outputs", []) if o.output_type == "error"]
+
+
+def start_lab(jupyter: Path, root: Path, env: dict[str, str], token: str, runtime: Path,
+              timeout: float = 300) -> tuple[subprocess.Popen, str]:
+    """Sobe `jupyter lab` em `root` e espera /api/status responder; devolve (processo, endereço).
+
+    A porta é a que o servidor escolhe (`--port=0`) e escreve no jpserver-*.json da pasta de
+    execução `runtime`, só dele: uma porta livre escolhida antes e passada depois pode ser tomada
+    no meio por outro teste em paralelo, e o servidor iria para a seguinte sem avisar quem espera."""
+    import json
+    import time
+
+    runtime.mkdir(parents=True, exist_ok=True)
+    server = subprocess.Popen(
+        [str(jupyter), "lab", "--no-browser", "--port=0", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={root}", *(["--allow-root"] if os.geteuid() == 0 else [])],
+        env={**env, "JUPYTER_RUNTIME_DIR": str(runtime)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    base = None
+    try:
+        while True:
+            for info in ([] if base else runtime.glob("jpserver-*.json")):
+                try:
+                    base = f"http://127.0.0.1:{json.loads(info.read_text(encoding='utf-8'))['port']}"
+                except (OSError, ValueError, KeyError):
+                    pass
+            if base:
+                try:
+                    with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10) as r:
+                        if r.status == 200:
+                            return server, base
+                except OSError:
+                    pass
+            assert time.monotonic() < deadline and server.poll() is None, \
+                f"o JupyterLab não subiu (saída {server.poll()}, endereço {base})"
+            time.sleep(0.5)
+    except BaseException:
+        stop(server)
+        raise
 
 
 def stop(server) -> None:
