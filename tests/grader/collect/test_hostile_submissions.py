@@ -5,7 +5,10 @@ que não se leem. Nada disso derruba a coleta; cada caso vira uma observação n
 
 from __future__ import annotations
 
+import io
 import os
+import re
+import struct
 import zipfile
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -93,6 +96,31 @@ def _zeros(f: zipfile.ZipFile, name: str, n: int) -> None:
             w.write(bytes(min(1 << 20, n - k)))
 
 
+def _claim_size(data: bytes, name: str, real: int, claimed: int) -> bytes:
+    """O zip com o tamanho descomprimido de `name` trocado de `real` para `claimed` nos cabeçalhos
+    dele (o local, com o extra zip64, e o do diretório central), sem tocar nos dados comprimidos.
+    Quantas vezes o tamanho aparece no cabeçalho local muda com a versão do zipfile (o 3.11.2 o
+    escreve também no campo de 4 bytes; o 3.11.7 põe 0xFFFFFFFF ali): troca-se em cada cabeçalho."""
+    old, new = real.to_bytes(4, "little"), claimed.to_bytes(4, "little")
+    raw = bytearray(data)
+    with zipfile.ZipFile(io.BytesIO(data)) as f:
+        start = f.getinfo(name).header_offset
+    n, m = struct.unpack_from("<HH", raw, start + 26)
+    spans = [(start, start + 30 + n + m)]
+    encoded = name.encode()
+    for record in re.finditer(re.escape(b"PK\x01\x02"), data):
+        i = record.start()
+        n, m, k = struct.unpack_from("<HHH", raw, i + 28)
+        if raw[i + 46:i + 46 + n] == encoded:
+            spans.append((i, i + 46 + n + m + k))
+    assert len(spans) == 2, spans
+    for a, b in spans:
+        header = raw[a:b]
+        assert old in header, (a, b)
+        raw[a:b] = header.replace(old, new)
+    return bytes(raw)
+
+
 def test_sizes_are_checked_before_reading_and_a_lying_zip_is_caught(tmp_path):
     z = tmp_path / "bomba.zip"
     with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as f:
@@ -100,12 +128,8 @@ def test_sizes_are_checked_before_reading_and_a_lying_zip_is_caught(tmp_path):
         f.writestr(f"grande/{A}/zeros.bin", b"x")
         _zeros(f, f"mentira/{A}/{A}.ipynb", 8 * 1024 * 1024)
         f.writestr(f"bom/{A}/{A}.ipynb", NB)
-    raw = bytearray(z.read_bytes())
     # o zip declara 1.000 bytes para o notebook da mentira (cabeçalho local e diretório central)
-    size = (8 * 1024 * 1024).to_bytes(4, "little")
-    assert raw.count(size) == 2
-    raw = raw.replace(size, (1000).to_bytes(4, "little"))
-    z.write_bytes(bytes(raw))
+    z.write_bytes(_claim_size(z.read_bytes(), f"mentira/{A}/{A}.ipynb", 8 * 1024 * 1024, 1000))
     subs, _ = collect(z, {A: [A]}, TZ)
     got = {s.student: s for s in subs}
     assert sorted(got) == ["bom", "grande", "mentira"]
