@@ -203,6 +203,14 @@ def _needs_are_met(request):
 _LIBRARY_ENV = {"PYTEST_CURRENT_TEST", "TORCHINDUCTOR_CACHE_DIR"}
 
 
+def _library_choice(name: str, before: str | None, after: str | None) -> bool:
+    """Uma mudança que é do processo, não do teste que chegou primeiro: as de _LIBRARY_ENV e o
+    modo dos kernels, que atencao.kernels escolhe uma vez por processo no primeiro import
+    (TRITON_INTERPRET=1 sem GPU, antes de importar o triton). Desfazê-la quebraria os testes
+    seguintes (o triton já está importado no modo interpretador); outra mudança nela é sobra."""
+    return name in _LIBRARY_ENV or (name == "TRITON_INTERPRET" and before is None and after == "1")
+
+
 def _running_loop():
     import asyncio
     return asyncio._get_running_loop()
@@ -220,7 +228,8 @@ def _leaves_nothing_behind():
     yield
     left = []
     now = dict(os.environ)
-    changed = sorted(k for k in set(env) | set(now) if env.get(k) != now.get(k) and k not in _LIBRARY_ENV)
+    changed = sorted(k for k in set(env) | set(now)
+                     if env.get(k) != now.get(k) and not _library_choice(k, env.get(k), now.get(k)))
     if changed:
         left.append(f"variáveis de ambiente mudadas: {', '.join(changed)}")
     if os.getcwd() != cwd:
