@@ -28,7 +28,9 @@ import hashlib
 import json
 import logging
 import shutil
+import signal
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -491,6 +493,36 @@ def _local_security() -> dict:
     return {"security": security}
 
 
+_deferring = False
+
+
+@contextmanager
+def _interrupt_after():
+    """Um Ctrl-C no meio de uma gravação (notebook, resultado, gradebook) espera ela terminar e
+    vale logo depois. No meio do SQLAlchemy, um KeyboardInterrupt deixava o mapeamento do
+    gradebook pela metade, e o `flush` do fim falhava com AttributeError em vez de dizer "rode o
+    mesmo comando para continuar" e sair com 130 (visto numa rodada da bateria). Só na thread
+    principal (onde o Python entrega o sinal); aninhado, o de fora decide."""
+    global _deferring
+    old = signal.getsignal(signal.SIGINT)
+    if _deferring or threading.current_thread() is not threading.main_thread() or old in (signal.SIG_IGN, None):
+        yield
+        return
+    got: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    _deferring = True
+    try:
+        yield
+    finally:
+        _deferring = False
+        signal.signal(signal.SIGINT, old)
+    if got:
+        if callable(old):
+            old(signal.SIGINT, None)
+        else:
+            signal.raise_signal(signal.SIGINT)
+
+
 class _Recorder:
     """O que volta do cluster vira arquivo: o notebook corrigido assim que chega e, quando a
     entrega (aluno, tarefa) está completa, o `JobResult`, a barra e, a cada MERGE_EVERY_S, o
@@ -519,14 +551,15 @@ class _Recorder:
         tmp.replace(nb_path)
 
     def record(self, out: TaskOutput, failure: str | None = None) -> None:
-        key = (out.student, out.assignment)
-        self._save_notebook(out)
-        got = self.waiting[key]
-        got[out.notebook] = out
-        if failure:
-            self.failed.setdefault(key, []).append(failure)
-        if all(n in got for n in self.infos[out.assignment].notebooks):
-            self._finish(self.by_job[key], got)
+        with _interrupt_after():
+            key = (out.student, out.assignment)
+            self._save_notebook(out)
+            got = self.waiting[key]
+            got[out.notebook] = out
+            if failure:
+                self.failed.setdefault(key, []).append(failure)
+            if all(n in got for n in self.infos[out.assignment].notebooks):
+                self._finish(self.by_job[key], got)
 
     def _finish(self, job: Job, got: dict[str, TaskOutput]) -> None:
         key = (job.student, job.assignment)
@@ -547,10 +580,11 @@ class _Recorder:
             self.flush()
 
     def flush(self) -> None:
-        if self.unmerged:
-            merge_results(self.ws, self.unmerged)
-            self.unmerged.clear()
-        self.last_merge = time.monotonic()
+        with _interrupt_after():
+            if self.unmerged:
+                merge_results(self.ws, self.unmerged)
+                self.unmerged.clear()
+            self.last_merge = time.monotonic()
 
 
 class _Dispatcher:
