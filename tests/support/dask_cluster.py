@@ -22,6 +22,7 @@ from pathlib import Path
 
 from autograder.plan import tls
 from grading import ROOT, run_cli
+from venv_util import read_when_written
 
 
 def readme_env() -> dict:
@@ -63,12 +64,11 @@ class DaskCluster:
         self.env = readme_env()
         self.procs: list[subprocess.Popen] = []
         self.scheduler_file = self.dir / "agendador.json"
-        # `--port 0`: o agendador escolhe a porta e a escreve no --scheduler-file. Uma porta livre
-        # escolhida aqui e passada depois pode ser tomada no meio por outro teste em paralelo.
+        # `--port 0`: o agendador escolhe a porta e a escreve no --scheduler-file (read_when_written)
         sched = tls.cluster_commands(self.tls_dir, "127.0.0.1", 0, nworkers=1)[0][1]
         extra, argv = argv_of(sched)
         self.scheduler = self._start({**self.env, **extra}, [*argv, "--scheduler-file", str(self.scheduler_file)])
-        self.address = self._wait_for_scheduler_file()
+        self.address = read_when_written(self.dir, self.scheduler_file.name, self.scheduler, 90)["address"]
         self.port = int(self.address.rsplit(":", 1)[1])
         _, worker, grade = (c for _, c in tls.cluster_commands(self.tls_dir, "127.0.0.1", self.port,
                                                                    nworkers=1))
@@ -78,24 +78,6 @@ class DaskCluster:
         words = shlex.split(grade)
         self.grade_args = words[words.index("--scheduler"):]        # --scheduler tls://... --tls PASTA
         self.wait_for_workers(n_workers)
-
-    def _wait_for_scheduler_file(self) -> str:
-        """O endereço que o agendador escreveu no --scheduler-file (espera até 90 s)."""
-        import json
-        end = time.monotonic() + 90
-        while True:
-            try:
-                address = json.loads(self.scheduler_file.read_text(encoding="utf-8"))["address"]
-                if address.startswith("tls://127.0.0.1:"):
-                    return address
-            except (OSError, ValueError, KeyError):
-                pass
-            if self.scheduler.poll() is not None:
-                raise RuntimeError(f"o agendador saiu com {self.scheduler.returncode} antes de escrever "
-                                   f"{self.scheduler_file}")
-            if time.monotonic() > end:
-                raise TimeoutError(f"o agendador não escreveu {self.scheduler_file} em 90 s")
-            time.sleep(0.2)
 
     def _start(self, env: dict, argv: list[str]) -> subprocess.Popen:
         p = subprocess.Popen(argv, env=env, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -188,14 +188,32 @@ def errors(nb) -> list[str]:
             for o in c.get("outputs", []) if o.output_type == "error"]
 
 
+def read_when_written(folder: Path, pattern: str, proc: subprocess.Popen, timeout: float) -> dict:
+    """O JSON que o servidor `proc` escreve em `folder` ao subir (o primeiro que casa com `pattern`
+    e já se lê inteiro). É assim que um servidor que escolheu a própria porta diz qual é: uma porta
+    livre escolhida antes e passada depois pode ser tomada no meio por outro teste em paralelo."""
+    import json
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        for path in folder.glob(pattern):
+            try:
+                return json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                pass                                     # escrito pela metade: a próxima volta lê
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args[0]} saiu com {proc.returncode} antes de escrever {folder / pattern}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{proc.args[0]} não escreveu {folder / pattern} em {timeout:.0f} s")
+        time.sleep(0.2)
+
+
 def start_lab(jupyter: Path, root: Path, env: dict[str, str], token: str, runtime: Path,
               timeout: float = 300) -> tuple[subprocess.Popen, str]:
     """Sobe `jupyter lab` em `root` e espera /api/status responder; devolve (processo, endereço).
-
     A porta é a que o servidor escolhe (`--port=0`) e escreve no jpserver-*.json da pasta de
-    execução `runtime`, só dele: uma porta livre escolhida antes e passada depois pode ser tomada
-    no meio por outro teste em paralelo, e o servidor iria para a seguinte sem avisar quem espera."""
-    import json
+    execução `runtime`, só dele (`read_when_written`)."""
     import time
 
     runtime.mkdir(parents=True, exist_ok=True)
@@ -204,21 +222,15 @@ def start_lab(jupyter: Path, root: Path, env: dict[str, str], token: str, runtim
          f"--ServerApp.root_dir={root}", *(["--allow-root"] if os.geteuid() == 0 else [])],
         env={**env, "JUPYTER_RUNTIME_DIR": str(runtime)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + timeout
-    base = None
     try:
+        base = f"http://127.0.0.1:{read_when_written(runtime, 'jpserver-*.json', server, timeout)['port']}"
         while True:
-            for info in ([] if base else runtime.glob("jpserver-*.json")):
-                try:
-                    base = f"http://127.0.0.1:{json.loads(info.read_text(encoding='utf-8'))['port']}"
-                except (OSError, ValueError, KeyError):
-                    pass
-            if base:
-                try:
-                    with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10) as r:
-                        if r.status == 200:
-                            return server, base
-                except OSError:
-                    pass
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10) as r:
+                    if r.status == 200:
+                        return server, base
+            except OSError:
+                pass
             assert time.monotonic() < deadline and server.poll() is None, \
                 f"o JupyterLab não subiu (saída {server.poll()}, endereço {base})"
             time.sleep(0.5)
