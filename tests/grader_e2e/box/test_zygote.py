@@ -144,6 +144,40 @@ def test_template_kernels_start_with_torch_imported_and_draw_their_own_seeds(mol
     run_async(go())
 
 
+async def _traceback(k: SandboxKernel, code: str, timeout: float = 60) -> str:
+    """O traceback (sem as cores) do erro que `code` levanta."""
+    import re
+    msg_id = k.kc.execute(code)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        m = await k.kc.get_iopub_msg(timeout=end - time.monotonic())
+        if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "error":
+            return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(m["content"]["traceback"]))
+    raise AssertionError("a célula não levantou erro")
+
+
+def test_template_kernels_name_cells_by_a_c_hash_and_tracebacks_still_show_each_cells_lines(molde, tmp_path):
+    """O nome de cada célula sai do BLAKE2 (zygote._fast_cell_names), não do murmur2 em Python puro
+    do ipykernel: o mesmo texto, o mesmo nome; textos diferentes, nomes diferentes; e o traceback
+    de uma função definida numa célula anterior mostra a linha DAQUELA célula ("Cell In[1]")."""
+    async def go():
+        k = _kernel(tmp_path, "nomes", molde.socket)
+        await k.start(60)
+        try:
+            names = await _output(k, "import ipykernel.compiler as c, time\n"
+                                     "t = time.process_time(); a = c.get_file_name('x' * 2_000_000)\n"
+                                     "print(time.process_time() - t < 0.2, a == c.get_file_name('x' * 2_000_000), "
+                                     "a != c.get_file_name('y'), a.endswith('.py'))")
+            await _output(k, "def f():\n    raise ValueError('levantado na primeira célula')\n")
+            await _output(k, "x = 1\ny = 2\n")
+            tb = await _traceback(k, "f()")
+        finally:
+            await k.shutdown()
+        assert names.split() == ["True"] * 4, names
+        assert "raise ValueError('levantado na primeira célula')" in tb and "Cell In[" in tb, tb
+    run_async(go())
+
+
 def test_killing_the_launcher_or_the_template_takes_the_kernel_with_it(molde, tmp_path):
     async def go():
         k = _kernel(tmp_path, "kill", molde.socket)
