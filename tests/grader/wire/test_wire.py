@@ -50,6 +50,19 @@ def test_each_message_type_survives_the_round_trip(msg):
     assert protocol.from_dict(Envelope, json.loads(protocol.to_text(env))) == env
 
 
+@pytest.mark.parametrize("msg", SAMPLES + [
+    Reply(id="abc", reports=[RaisedError(type="a", message="dentro de uma lista"), (1, "tupla"), {"k": Op.CALL}]),
+], ids=lambda m: type(m).__name__)
+def test_the_text_is_exactly_dumps_of_asdict_without_the_deep_copy(msg):
+    """`to_text` não copia a mensagem (`dataclasses.asdict` copiava cada folha), mas o texto é o
+    mesmo, com dataclasses aninhados, tuplas e Enums; um objeto que o JSON não conhece continua
+    recusado."""
+    import dataclasses
+    assert protocol.to_text(msg) == wire.dumps({"kind": protocol._KINDS[type(msg)].value, **dataclasses.asdict(msg)})
+    with pytest.raises(TypeError):
+        protocol.to_text(Reply(id="abc", reports=[{"x": object()}]))
+
+
 def test_every_request_gets_its_own_random_id():
     ids = {Request(op=Op.NAMES).id for _ in range(200)}
     assert len(ids) == 200 and all(len(i) == 16 for i in ids)
