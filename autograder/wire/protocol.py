@@ -157,10 +157,10 @@ _BY_KIND = {kind.value: cls for kind, cls in _CLASSES.items()}
 
 _SHAPES: dict = {}           # anotação -> (origem, argumentos): o typing os recalcularia a cada valor
 _ENUM_VALUES: dict = {}      # classe Enum -> os valores dela
-_SPECS: dict = {}            # classe de mensagem -> os campos, lidos uma vez (`_spec`)
+_SPECS: dict = {}            # classe de mensagem -> os campos, lidos uma vez (`_message_spec`)
 
 
-def _shape(tp):
+def _type_shape(tp):
     got = _SHAPES.get(tp)
     if got is None:
         got = _SHAPES[tp] = (_typing.get_origin(tp), _typing.get_args(tp))
@@ -169,7 +169,7 @@ def _shape(tp):
 
 def _fits(value, tp) -> bool:
     """`value` (vindo do JSON) tem o tipo `tp` (anotação de um campo)?"""
-    origin, args = _shape(tp)
+    origin, args = _type_shape(tp)
     if origin is _typing.Union or origin is _types.UnionType:
         return any(_fits(value, a) for a in args)
     if tp is type(None):
@@ -189,7 +189,7 @@ def _fits(value, tp) -> bool:
     return type(value) is tp
 
 
-def _spec(cls) -> tuple:
+def _message_spec(cls) -> tuple:
     """Os campos de `cls`, uma vez por classe: (nomes, [(nome, tipo, obrigatório, dataclass de
     dentro ou None, classe Enum ou None)])."""
     got = _SPECS.get(cls)
@@ -208,7 +208,7 @@ def from_dict(cls, d):
     """Constrói a mensagem `cls` de um dicionário, conferindo cada campo; senão `BadWire`."""
     if type(d) is not dict:
         raise BadWire(f"{cls.__name__}: não é um objeto")
-    names, fields = _spec(cls)
+    names, fields = _message_spec(cls)
     unknown = set(d) - names
     if unknown:
         raise BadWire(f"{cls.__name__}: campos desconhecidos {sorted(unknown)[:5]}")

@@ -63,6 +63,32 @@ def test_the_text_is_exactly_dumps_of_asdict_without_the_deep_copy(msg):
         protocol.to_text(Reply(id="abc", reports=[{"x": object()}]))
 
 
+def test_the_wire_files_define_no_name_twice_because_the_kernel_runs_them_in_one_module():
+    """No kernel, codec.py, protocol.py e o lado (student.py ou harness.py) rodam no MESMO módulo
+    (box/kernel.py, `_module_code`): um nome definido em dois deles faz o segundo apagar o
+    primeiro só lá dentro, onde os testes sem kernel não olham (um `_shape` do protocol.py trocou
+    o do codec.py e toda chamada ao aluno levantou TypeError). Importar o nome do outro arquivo
+    (o mesmo objeto) pode."""
+    import ast
+    from pathlib import Path
+
+    def defined(name: str) -> set[str]:
+        out = set()
+        for node in ast.parse((Path(protocol.__file__).parent / name).read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    out |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        return out
+
+    common = defined("codec.py"), defined("protocol.py")
+    for side in ("student.py", "harness.py"):
+        parts = (*common, defined(side))
+        clashes = {n for i, a in enumerate(parts) for b in parts[i + 1:] for n in a & b}
+        assert not clashes, f"definidos em mais de um arquivo do módulo do kernel ({side}): {sorted(clashes)}"
+
+
 def test_every_request_gets_its_own_random_id():
     ids = {Request(op=Op.NAMES).id for _ in range(200)}
     assert len(ids) == 200 and all(len(i) == 16 for i in ids)
