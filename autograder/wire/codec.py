@@ -267,10 +267,8 @@ def decode(d, from_handle=None, _depth=0):
     raise BadWire(f"tipo desconhecido {t!r:.40}")
 
 
-def dumps(obj, default=None) -> str:
-    """JSON de `obj` (no máximo MAX_BYTES); `default`, como no `json.dumps`: o que fazer com um
-    objeto que o JSON não conhece (senão, TypeError)."""
-    text = json.dumps(obj, ensure_ascii=False, allow_nan=False, default=default)
+def dumps(obj) -> str:
+    text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
     if len(text) > MAX_BYTES:
         raise NotData(f"mensagem de {len(text) // 2**20} MiB: o limite é {MAX_BYTES // 2**20} MiB")
     return text

@@ -152,24 +152,11 @@ class Envelope:
 _CLASSES = {Kind.REQUEST: Request, Kind.REPLY: Reply, Kind.RELAYED: Relayed, Kind.FAILURE: Failure,
             Kind.CALLBACK: Callback, Kind.FLAG: Flag}
 _KINDS = {cls: kind for kind, cls in _CLASSES.items()}
-_BY_KIND = {kind.value: cls for kind, cls in _CLASSES.items()}
-
-
-_SHAPES: dict = {}           # anotação -> (origem, argumentos): o typing os recalcularia a cada valor
-_ENUM_VALUES: dict = {}      # classe Enum -> os valores dela
-_SPECS: dict = {}            # classe de mensagem -> os campos, lidos uma vez (`_message_spec`)
-
-
-def _type_shape(tp):
-    got = _SHAPES.get(tp)
-    if got is None:
-        got = _SHAPES[tp] = (_typing.get_origin(tp), _typing.get_args(tp))
-    return got
 
 
 def _fits(value, tp) -> bool:
     """`value` (vindo do JSON) tem o tipo `tp` (anotação de um campo)?"""
-    origin, args = _type_shape(tp)
+    origin, args = _typing.get_origin(tp), _typing.get_args(tp)
     if origin is _typing.Union or origin is _types.UnionType:
         return any(_fits(value, a) for a in args)
     if tp is type(None):
@@ -180,71 +167,42 @@ def _fits(value, tp) -> bool:
         return type(value) is dict and all(type(k) is str for k in value) \
             and (not args or all(_fits(v, args[1]) for v in value.values()))
     if isinstance(tp, type) and issubclass(tp, Enum):
-        values = _ENUM_VALUES.get(tp)
-        if values is None:
-            values = _ENUM_VALUES[tp] = frozenset(m.value for m in tp)
-        return type(value) is str and value in values
+        return type(value) is str and value in {m.value for m in tp}
     if _dc.is_dataclass(tp):
         return type(value) is dict
     return type(value) is tp
-
-
-def _message_spec(cls) -> tuple:
-    """Os campos de `cls`, uma vez por classe: (nomes, [(nome, tipo, obrigatório, dataclass de
-    dentro ou None, classe Enum ou None)])."""
-    got = _SPECS.get(cls)
-    if got is None:
-        fields = []
-        for f in _dc.fields(cls):
-            inner = [a for a in (_typing.get_args(f.type) or (f.type,)) if _dc.is_dataclass(a)]
-            fields.append((f.name, f.type, f.default is _dc.MISSING and f.default_factory is _dc.MISSING,
-                           inner[0] if inner else None,
-                           f.type if isinstance(f.type, type) and issubclass(f.type, Enum) else None))
-        got = _SPECS[cls] = (frozenset(n for n, *_ in fields) | {"kind"}, tuple(fields))
-    return got
 
 
 def from_dict(cls, d):
     """Constrói a mensagem `cls` de um dicionário, conferindo cada campo; senão `BadWire`."""
     if type(d) is not dict:
         raise BadWire(f"{cls.__name__}: não é um objeto")
-    names, fields = _message_spec(cls)
-    unknown = set(d) - names
+    unknown = set(d) - {f.name for f in _dc.fields(cls)} - {"kind"}
     if unknown:
         raise BadWire(f"{cls.__name__}: campos desconhecidos {sorted(unknown)[:5]}")
     out = {}
-    for name, tp, required, inner, enum in fields:
-        if name not in d:
-            if required:
-                raise BadWire(f"{cls.__name__}: falta o campo {name!r}")
+    for f in _dc.fields(cls):
+        if f.name not in d:
+            if f.default is _dc.MISSING and f.default_factory is _dc.MISSING:
+                raise BadWire(f"{cls.__name__}: falta o campo {f.name!r}")
             continue
-        v = d[name]
-        if not _fits(v, tp):
-            raise BadWire(f"{cls.__name__}: campo {name!r} inválido")
-        if inner is not None and v is not None:
-            v = from_dict(inner, v)
-        elif enum is not None:
-            v = enum(v)
-        out[name] = v
+        v = d[f.name]
+        if not _fits(v, f.type):
+            raise BadWire(f"{cls.__name__}: campo {f.name!r} inválido")
+        inner = [a for a in (_typing.get_args(f.type) or (f.type,)) if _dc.is_dataclass(a)]
+        if inner and v is not None:
+            v = from_dict(inner[0], v)
+        elif isinstance(f.type, type) and issubclass(f.type, Enum):
+            v = f.type(v)
+        out[f.name] = v
     return cls(**out)
-
-
-def _fields_of(obj) -> dict:
-    """Um dataclass da mensagem como dicionário, campo a campo e na ordem dos campos, como no
-    `dataclasses.asdict`; o `dumps` chama isto para cada objeto que o JSON não conhece (os de
-    dentro, nas listas e dicionários, também), e qualquer outro continua recusado (TypeError).
-    O mesmo texto que `dumps(asdict(msg))`, sem a cópia profunda de cada folha, que custava mais
-    que o próprio JSON a cada pedido entre os kernels."""
-    if _dc.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: getattr(obj, f.name) for f in _dc.fields(obj)}
-    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
 def to_text(msg) -> str:
     """Mensagem -> texto JSON (no máximo codec.MAX_BYTES: senão `NotData`)."""
     if isinstance(msg, Envelope):
-        return dumps(_fields_of(msg), default=_fields_of)
-    return dumps({"kind": _KINDS[type(msg)].value, **_fields_of(msg)}, default=_fields_of)
+        return dumps(_dc.asdict(msg))
+    return dumps({"kind": _KINDS[type(msg)].value, **_dc.asdict(msg)})
 
 
 def parse(text, *expected):
@@ -253,7 +211,7 @@ def parse(text, *expected):
     d = loads(text)
     if type(d) is not dict or type(d.get("kind")) is not str:
         raise BadWire("mensagem sem tipo")
-    cls = _BY_KIND.get(d["kind"])
+    cls = {k.value: c for k, c in _CLASSES.items()}.get(d["kind"])
     if cls is None or cls not in expected:
         raise BadWire(f"mensagem inesperada ({str(d['kind'])[:20]!r}; esperava "
                       f"{', '.join(c.__name__ for c in expected)})")

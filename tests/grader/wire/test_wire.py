@@ -50,25 +50,12 @@ def test_each_message_type_survives_the_round_trip(msg):
     assert protocol.from_dict(Envelope, json.loads(protocol.to_text(env))) == env
 
 
-@pytest.mark.parametrize("msg", SAMPLES + [
-    Reply(id="abc", reports=[RaisedError(type="a", message="dentro de uma lista"), (1, "tupla"), {"k": Op.CALL}]),
-], ids=lambda m: type(m).__name__)
-def test_the_text_is_exactly_dumps_of_asdict_without_the_deep_copy(msg):
-    """`to_text` não copia a mensagem (`dataclasses.asdict` copiava cada folha), mas o texto é o
-    mesmo, com dataclasses aninhados, tuplas e Enums; um objeto que o JSON não conhece continua
-    recusado."""
-    import dataclasses
-    assert protocol.to_text(msg) == wire.dumps({"kind": protocol._KINDS[type(msg)].value, **dataclasses.asdict(msg)})
-    with pytest.raises(TypeError):
-        protocol.to_text(Reply(id="abc", reports=[{"x": object()}]))
-
-
 def test_the_wire_files_define_no_name_twice_because_the_kernel_runs_them_in_one_module():
     """No kernel, codec.py, protocol.py e o lado (student.py ou harness.py) rodam no MESMO módulo
     (box/kernel.py, `_module_code`): um nome definido em dois deles faz o segundo apagar o
-    primeiro só lá dentro, onde os testes sem kernel não olham (um `_shape` do protocol.py trocou
-    o do codec.py e toda chamada ao aluno levantou TypeError). Importar o nome do outro arquivo
-    (o mesmo objeto) pode."""
+    primeiro só lá dentro, onde os testes sem kernel não olham. Visto em 2026-12-06: um `_shape`
+    num rascunho do protocol.py trocava o do codec.py, e toda chamada ao aluno levantava
+    TypeError. Importar o nome do outro arquivo (o mesmo objeto) pode."""
     import ast
     from pathlib import Path
 
