@@ -50,9 +50,10 @@ print(json.dumps(dict(
 '''
 
 
-async def _output(k: SandboxKernel, code: str, timeout: float = 60) -> str:
+async def _run(k: SandboxKernel, code: str, timeout: float = 60) -> tuple[str, dict | None]:
+    """O que a célula imprimiu e o conteúdo da mensagem de erro dela (None se não levantou)."""
     msg_id = k.kc.execute(code)
-    text, end = "", time.monotonic() + timeout
+    text, error, end = "", None, time.monotonic() + timeout
     while time.monotonic() < end:
         m = await k.kc.get_iopub_msg(timeout=end - time.monotonic())
         if m["parent_header"].get("msg_id") != msg_id:
@@ -60,10 +61,25 @@ async def _output(k: SandboxKernel, code: str, timeout: float = 60) -> str:
         if m["msg_type"] == "stream":
             text += m["content"]["text"]
         elif m["msg_type"] == "error":
-            raise AssertionError(m["content"]["evalue"])
+            error = m["content"]
         elif m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
-            return text
+            return text, error
     raise AssertionError("o kernel não respondeu")
+
+
+async def _output(k: SandboxKernel, code: str, timeout: float = 60) -> str:
+    text, error = await _run(k, code, timeout)
+    if error is not None:
+        raise AssertionError(error["evalue"])
+    return text
+
+
+async def _traceback(k: SandboxKernel, code: str, timeout: float = 60) -> str:
+    """O traceback (sem as cores) do erro que `code` levanta."""
+    import re
+    _, error = await _run(k, code, timeout)
+    assert error is not None, "a célula não levantou erro"
+    return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))
 
 
 def _kernel(base: Path, name: str, zsock: str = "") -> SandboxKernel:
@@ -142,18 +158,6 @@ def test_template_kernels_start_with_torch_imported_and_draw_their_own_seeds(mol
         for a, b in zip(draws[0].split(), draws[1].split()):
             assert a != b, f"dois kernels do molde com o mesmo estado aleatório: {draws}"
     run_async(go())
-
-
-async def _traceback(k: SandboxKernel, code: str, timeout: float = 60) -> str:
-    """O traceback (sem as cores) do erro que `code` levanta."""
-    import re
-    msg_id = k.kc.execute(code)
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        m = await k.kc.get_iopub_msg(timeout=end - time.monotonic())
-        if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "error":
-            return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(m["content"]["traceback"]))
-    raise AssertionError("a célula não levantou erro")
 
 
 def test_template_kernels_name_cells_by_a_c_hash_and_tracebacks_still_show_each_cells_lines(molde, tmp_path):
